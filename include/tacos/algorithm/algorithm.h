@@ -1,0 +1,69 @@
+#pragma once
+// The one in-memory schedule every producer and consumer meets at: a list of messages.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tacos/collective/collective.h"
+#include "tacos/common/link_model.h"
+#include "tacos/common/types.h"
+
+namespace tacos {
+
+// One message over one link: it carries one or more chunks; latency is paid once per message
+// and bandwidth for all its bytes. `reduce` marks a partial-sum transfer the receiver reduces.
+struct Transfer {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  Time start = 0;
+  Time end = 0;
+  std::int32_t first_chunk = 0;  // into Algorithm::chunk_pool()
+  std::int32_t num_chunks = 0;
+  bool reduce = false;
+};
+
+class Algorithm {
+ public:
+  Algorithm() = default;
+  explicit Algorithm(Collective collective) : collective_(std::move(collective)) {}
+
+  const Collective& collective() const { return collective_; }
+
+  void add_transfer(DeviceId src, DeviceId dst, Time start, Time end,
+                    std::span<const ChunkId> chunks, bool reduce = false);
+  void add_transfer(DeviceId src, DeviceId dst, Time start, Time end, ChunkId chunk,
+                    bool reduce = false) {
+    add_transfer(src, dst, start, end, std::span<const ChunkId>(&chunk, 1), reduce);
+  }
+  void reserve(std::size_t transfers) {
+    transfers_.reserve(transfers);
+    chunk_pool_.reserve(transfers);
+  }
+
+  const std::vector<Transfer>& transfers() const { return transfers_; }
+  std::span<const ChunkId> chunks(const Transfer& t) const {
+    return {chunk_pool_.data() + t.first_chunk, static_cast<std::size_t>(t.num_chunks)};
+  }
+  const std::vector<ChunkId>& chunk_pool() const { return chunk_pool_; }
+  // Bytes a transfer moves: its chunk count x chunk size.
+  Bytes transfer_bytes(const Transfer& t) const {
+    return static_cast<Bytes>(t.num_chunks) * collective_.chunk_bytes();
+  }
+
+  // Sorts transfers by (start, src, dst) so files are canonical; chunk lists follow.
+  void sort_by_start();
+
+  // Provenance, carried into files.
+  std::string synthesizer = "tacos";
+  std::uint64_t seed = 0;
+  LinkModel link_model = LinkModel::kTacos;
+  Time collective_time = 0;  // the producer's claim; the simulator recomputes it
+
+ private:
+  Collective collective_;
+  std::vector<Transfer> transfers_;
+  std::vector<ChunkId> chunk_pool_;
+};
+
+}  // namespace tacos

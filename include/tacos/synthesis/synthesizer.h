@@ -1,0 +1,41 @@
+#pragma once
+// Synthesizers turn (topology, collective) into an Algorithm; they never write files.
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "tacos/algorithm/algorithm.h"
+#include "tacos/collective/collective.h"
+#include "tacos/common/link_model.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos {
+
+// Called now and then with the fraction done in [0, 1].
+using ProgressCallback = std::function<void(double fraction)>;
+
+struct SynthesisOptions {
+  std::uint64_t seed = 1;
+  int trials = 1;        // seeds seed, seed+1, ...; the fastest is kept (ties: lowest seed)
+  int threads = 0;       // 0: every hardware thread
+  LinkModel link_model = LinkModel::kTacos;
+  bool keep_transfers = true;  // false: time and statistics only (--time-only)
+  ProgressCallback progress;
+};
+
+struct SynthesisResult {
+  Algorithm algorithm;        // empty transfer list when !keep_transfers
+  Time collective_time = 0;   // last useful arrival
+  std::uint64_t seed = 0;     // the winning trial's seed
+  std::int64_t transfers = 0;
+  std::int64_t wasted_transfers = 0;  // deliveries beaten by a faster path
+  double seconds = 0;         // wall time of synthesis alone (all trials)
+};
+
+// The TACOS greedy time-expanded-network matching (DESIGN.md). `topology` must have no switch
+// devices (call Topology::unwind_switches first). Throws Error when a destination cannot be
+// reached from any source of a chunk.
+SynthesisResult synthesize_tacos(const Topology& topology, const Collective& collective,
+                                 const SynthesisOptions& options);
+
+}  // namespace tacos

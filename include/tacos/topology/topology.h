@@ -1,0 +1,66 @@
+#pragma once
+// A directed multigraph-free network: devices 0..npus-1 are NPUs, npus..devices-1 are switches.
+// Links are stored once, sorted by (src, dst), with CSR indexes for out- and in-edges.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tacos/common/types.h"
+
+namespace tacos {
+
+struct Link {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  double bandwidth_gbps = 0;  // GB/s, 2^30 B/s
+  Time latency_ps = 0;
+};
+
+class Topology {
+ public:
+  Topology() = default;
+  // Validates (ids in range, bandwidth > 0, latency >= 0, no self loops, no duplicate
+  // src->dst pair) and builds the CSR indexes. Throws Error naming the first bad link.
+  Topology(int npus, int switches, std::vector<Link> links, std::string name = "");
+
+  int npus() const { return npus_; }
+  int switches() const { return switches_; }
+  int devices() const { return npus_ + switches_; }
+  bool is_switch(DeviceId d) const { return d >= npus_; }
+  int num_links() const { return static_cast<int>(links_.size()); }
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  const Link& link(LinkId id) const { return links_[id]; }
+  const std::vector<Link>& links() const { return links_; }
+  // Link ids leaving / entering a device (out-links are sorted by dst).
+  std::span<const LinkId> out_links(DeviceId d) const;
+  std::span<const LinkId> in_links(DeviceId d) const;
+  // The link src -> dst, or -1 (binary search over src's out-links).
+  LinkId find_link(DeviceId src, DeviceId dst) const;
+
+  // latency + bytes / bandwidth, in picoseconds (rounded up).
+  Time transfer_time(LinkId id, Bytes bytes) const;
+
+  // NPU-only topology for synthesis: every switch with P attached NPUs, port bandwidth B and
+  // latency L becomes a direct link between every ordered NPU pair with bandwidth B/(P-1) and
+  // latency 2L (the TACOS paper's unwinding). A pair that already has a direct link keeps the
+  // faster of the two. Returns a copy when there are no switches.
+  Topology unwind_switches() const;
+
+  // Throws Error naming an NPU that cannot reach (or be reached from) NPU 0 when the NPUs are
+  // not strongly connected (switches may relay).
+  void require_strongly_connected() const;
+
+ private:
+  int npus_ = 0;
+  int switches_ = 0;
+  std::string name_;
+  std::vector<Link> links_;
+  std::vector<LinkId> out_offsets_;  // devices + 1
+  std::vector<LinkId> in_offsets_;   // devices + 1
+  std::vector<LinkId> out_index_;    // 0..links-1: out-links are contiguous after sorting
+  std::vector<LinkId> in_index_;     // link ids grouped by dst
+};
+
+}  // namespace tacos

@@ -1,0 +1,11 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace tacos::cli {
+
+// Each adds its subcommand to `app`; the subcommand's callback does the work and throws
+// tacos::Error on bad input.
+void add_synthesize_command(CLI::App& app);
+void add_topology_command(CLI::App& app);
+
+}  // namespace tacos::cli

@@ -1,0 +1,43 @@
+#include "common_options.h"
+
+#include "tacos/topology/generators.h"
+#include "tacos/topology/loader.h"
+
+namespace tacos::cli {
+
+void TopologyOptions::add_to(CLI::App& command) {
+  command
+      .add_option("--topology", topology,
+                  "Generator spec (e.g. torus2d:8x8, ring:4,fc:8,switch:4) or a YAML file (tacos "
+                  "format or ASTRA-sim network config)")
+      ->capture_default_str();
+  command
+      .add_option("--bandwidth", bandwidth,
+                  "Link bandwidth in GB/s (2^30 B/s); one value or a comma list, one per axis "
+                  "(x,y,z) or dimension. Ignored for topology files")
+      ->capture_default_str();
+  command
+      .add_option("--latency", latency,
+                  "Link latency with unit ns, us or ms (bare number = us); one value or a comma "
+                  "list like --bandwidth. Ignored for topology files")
+      ->capture_default_str();
+}
+
+Topology TopologyOptions::load() const {
+  return load_topology(topology, parse_link_params(bandwidth, latency));
+}
+
+void SynthesisFlags::add_to(CLI::App& command) {
+  command
+      .add_option("--chunks-per-npu", chunks_per_npu,
+                  "Chunks each NPU's share is split into (K); chunk = size / (N*K) bytes")
+      ->capture_default_str();
+  command.add_option("--seed", seed, "Random seed of the synthesizer")->capture_default_str();
+  command
+      .add_option("--link-model", link_model,
+                  "Link timing: 'tacos' (link busy for latency + size/bandwidth) or 'astra' "
+                  "(busy for size/bandwidth, arrival latency later)")
+      ->capture_default_str();
+}
+
+}  // namespace tacos::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Flags shared by every subcommand that takes --topology.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "tacos/common/link_model.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos::cli {
+
+struct TopologyOptions {
+  std::string topology = "torus2d:8x8";
+  std::string bandwidth = "50";
+  std::string latency = "0.5us";
+  void add_to(CLI::App& command);
+  // Generator spec or YAML file -> topology (switch devices kept).
+  Topology load() const;
+};
+
+struct SynthesisFlags {
+  int chunks_per_npu = 1;
+  std::uint64_t seed = 1;
+  std::string link_model = "tacos";
+  void add_to(CLI::App& command);
+  LinkModel model() const { return parse_link_model(link_model); }
+};
+
+}  // namespace tacos::cli

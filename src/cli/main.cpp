@@ -1,0 +1,34 @@
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "commands.h"
+#include "tacos/common/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tacos " TACOS_VERSION
+      ": synthesizes topology-aware collective communication algorithms (TACOS method) and\n"
+      "verifies and simulates them. Sizes take B, KB, MB, GB (10^3) or KiB, MiB, GiB (2^10)\n"
+      "suffixes; bandwidth is GB/s meaning 2^30 bytes per second; times print in microseconds."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tacos ") + TACOS_VERSION);
+  tacos::cli::add_synthesize_command(app);
+  tacos::cli::add_topology_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const tacos::Error& e) {
+    std::fprintf(stderr, "tacos: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tacos: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tacos: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

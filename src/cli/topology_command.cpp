@@ -1,0 +1,65 @@
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "common_options.h"
+#include "tacos/common/units.h"
+#include "tacos/topology/describe.h"
+#include "tacos/topology/generators.h"
+
+namespace tacos::cli {
+namespace {
+
+struct DescribeCommand {
+  TopologyOptions topology;
+  bool json = false;
+
+  void run() const {
+    const Topology t = topology.load();
+    const TopologySummary s = describe_topology(t);
+    if (json) {
+      nlohmann::ordered_json out;
+      out["topology"] = t.name();
+      out["npus"] = s.npus;
+      out["switches"] = s.switches;
+      out["links"] = s.links;
+      out["min_degree"] = s.min_degree;
+      out["max_degree"] = s.max_degree;
+      out["diameter_hops"] = s.diameter_hops;
+      out["diameter_latency_us"] = to_micros(s.diameter_latency_ps);
+      out["min_ingress_gbps"] = s.min_ingress_gbps;
+      out["max_ingress_gbps"] = s.max_ingress_gbps;
+      out["connected"] = s.connected;
+      std::cout << out.dump(2) << std::endl;
+      return;
+    }
+    std::printf("topology          %s\n", t.name().c_str());
+    std::printf("NPUs              %d\n", s.npus);
+    std::printf("switches          %d\n", s.switches);
+    std::printf("links             %d (directed)\n", s.links);
+    std::printf("degree            %d .. %d (out-links per device)\n", s.min_degree, s.max_degree);
+    std::printf("diameter          %d hops, %s us latency\n", s.diameter_hops,
+                format_micros(s.diameter_latency_ps).c_str());
+    std::printf("ingress bandwidth %g .. %g GB/s per NPU\n", s.min_ingress_gbps,
+                s.max_ingress_gbps);
+    std::printf("connected         %s\n", s.connected ? "yes" : "no");
+  }
+};
+
+}  // namespace
+
+void add_topology_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("topology", "Inspect topologies");
+  command->require_subcommand(1);
+  auto describe = std::make_shared<DescribeCommand>();
+  CLI::App* sub = command->add_subcommand(
+      "describe", "NPUs, switches, links, degree range, diameter and ingress bandwidth");
+  describe->topology.add_to(*sub);
+  sub->add_flag("--json", describe->json, "Print one JSON object");
+  sub->footer("Generators:\n" + generator_help());
+  sub->callback([describe] { describe->run(); });
+}
+
+}  // namespace tacos::cli

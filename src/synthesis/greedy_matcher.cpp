@@ -1,0 +1,292 @@
+#include "greedy_matcher.h"
+
+#include <algorithm>
+
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+
+namespace tacos::detail {
+namespace {
+
+std::uint64_t pair_key(NpuId npu, ChunkId chunk) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(npu)) << 32) |
+         static_cast<std::uint32_t>(chunk);
+}
+
+}  // namespace
+
+GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collective,
+                             LinkModel model, std::uint64_t seed, bool keep_transfers,
+                             const ProgressCallback& progress)
+    : topology_(topology),
+      collective_(collective),
+      model_(model),
+      random_(seed),
+      keep_transfers_(keep_transfers),
+      progress_(progress) {
+  if (topology.switches() != 0)
+    throw Error("synthesize: the topology still has switch devices; unwind them first");
+  npus_ = topology.npus();
+  chunks_ = collective.num_chunks();
+  const int links = topology.num_links();
+  const Bytes chunk_bytes = collective.chunk_bytes();
+
+  link_arrival_delay_.resize(links);
+  link_busy_delay_.resize(links);
+  for (LinkId l = 0; l < links; ++l) {
+    const Link& link = topology.link(l);
+    const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
+    link_arrival_delay_[l] = link.latency_ps + serialization;
+    link_busy_delay_[l] = link_busy_time(model, link.latency_ps, serialization);
+  }
+  std::vector<Time> distinct = link_arrival_delay_;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  delay_ranks_ = static_cast<int>(distinct.size());
+  if (delay_ranks_ > 65535) throw Error("synthesize: too many distinct link delays");
+  link_delay_rank_.resize(links);
+  for (LinkId l = 0; l < links; ++l)
+    link_delay_rank_[l] = static_cast<std::uint16_t>(
+        std::lower_bound(distinct.begin(), distinct.end(), link_arrival_delay_[l]) -
+        distinct.begin());
+  rank_buckets_.resize(delay_ranks_);
+
+  heterogeneous_ingress_.assign(npus_, 0);
+  for (NpuId v = 0; v < npus_; ++v) {
+    const auto in = topology.in_links(v);
+    for (LinkId l : in)
+      if (link_arrival_delay_[l] != link_arrival_delay_[in.front()]) heterogeneous_ingress_[v] = 1;
+  }
+
+  has_.resize(npus_, chunks_);
+  pending_.resize(npus_, chunks_);
+  log_.resize(npus_);
+  cursor_.assign(links, 0);
+  window_.assign(static_cast<std::size_t>(links) * kWindow, 0);
+  window_size_.assign(links, 0);
+  link_state_.assign(links, LinkState::kIdle);
+  idle_out_.resize(npus_);
+}
+
+void GreedyMatcher::seed_initial_holdings() {
+  for (ChunkId c = 0; c < chunks_; ++c) {
+    for (NpuId src : collective_.sources(c)) {
+      has_.set(src, c);
+      log_[src].push_back(c);
+    }
+    for (NpuId dst : collective_.destinations(c))
+      if (!has_.test(dst, c)) ++remaining_;
+  }
+  total_needed_ = remaining_;
+}
+
+void GreedyMatcher::schedule(Time time, std::uint32_t event) {
+  auto it = events_.find(time);
+  if (it == events_.end()) {
+    std::vector<std::uint32_t> bucket;
+    if (!spare_buckets_.empty()) {
+      bucket = std::move(spare_buckets_.back());
+      spare_buckets_.pop_back();
+    }
+    it = events_.emplace(time, std::move(bucket)).first;
+  }
+  it->second.push_back(event);
+}
+
+void GreedyMatcher::queue_link(LinkId link) {
+  if (link_state_[link] == LinkState::kQueued) return;
+  link_state_[link] = LinkState::kQueued;
+  queued_.push_back(link);
+}
+
+void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
+  has_.set(npu, chunk);
+  log_[npu].push_back(chunk);
+  --remaining_;
+  finish_time_ = now;
+  // New data at `npu`: its idle out-links may have something to send again.
+  for (LinkId l : idle_out_[npu])
+    if (link_state_[l] == LinkState::kIdle) queue_link(l);
+  idle_out_[npu].clear();
+  if (progress_ && (remaining_ & 0xFFFF) == 0 && total_needed_ > 0)
+    progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
+}
+
+ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
+  const Link& link = topology_.link(flight.link);
+  const NpuId v = link.dst;
+  auto usable = [&](ChunkId c) {
+    if (has_.test(v, c)) return false;
+    if (!pending_.test(v, c)) return true;
+    // In flight from elsewhere: only worth it if that copy would arrive later than now.
+    if (!heterogeneous_ingress_[v]) return false;
+    const auto it = pending_arrival_.find(pair_key(v, c));
+    return it != pending_arrival_.end() && it->second > now;
+  };
+  ChunkId* window = &window_[static_cast<std::size_t>(flight.link) * kWindow];
+  for (int i = 0; i < window_size_[flight.link]; ++i) {
+    const ChunkId c = window[i];
+    if (usable(c)) {
+      window[i] = window[--window_size_[flight.link]];
+      return c;
+    }
+  }
+  // Only chunks the source already held when the transfer started: anything later would not
+  // be causal.
+  const auto& source_log = log_[link.src];
+  for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
+    if (usable(source_log[i])) return source_log[i];
+  return -1;
+}
+
+void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
+  const Flight flight = flights_[flight_index];
+  free_flights_.push_back(flight_index);
+  const NpuId v = topology_.link(flight.link).dst;
+  ChunkId chunk = flight.chunk;
+  if (model_ == LinkModel::kTacos) queue_link(flight.link);
+  if (has_.test(v, chunk)) {
+    // A faster path won: carry a replacement the source held at the start, if any.
+    chunk = find_replacement(flight, now);
+    if (chunk < 0) {
+      ++wasted_;
+      return;
+    }
+    if (flight.record >= 0) records_[flight.record].chunk = chunk;
+  }
+  if (pending_.test(v, chunk)) {
+    pending_.reset(v, chunk);
+    if (heterogeneous_ingress_[v]) pending_arrival_.erase(pair_key(v, chunk));
+  }
+  deliver(v, chunk, now);
+}
+
+bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time now) const {
+  const NpuId v = topology_.link(link).dst;
+  if (has_.test(v, chunk)) return false;
+  if (!pending_.test(v, chunk)) return true;
+  if (!heterogeneous_ingress_[v]) return false;
+  const auto it = pending_arrival_.find(pair_key(v, chunk));
+  return it != pending_arrival_.end() && now + link_arrival_delay_[link] < it->second;
+}
+
+bool GreedyMatcher::try_start(LinkId link, Time now) {
+  const Link& l = topology_.link(link);
+  ChunkId* window = &window_[static_cast<std::size_t>(link) * kWindow];
+  int size = window_size_[link];
+  // Entries that stopped being useful leave the window for good: v got them, or they are on
+  // their way to v and this link cannot beat that (it only gets later).
+  for (int i = 0; i < size;) {
+    if (offerable(link, window[i], now))
+      ++i;
+    else
+      window[i] = window[--size];
+  }
+  const auto& source_log = log_[l.src];
+  std::uint32_t cursor = cursor_[link];
+  while (size < kWindow && cursor < source_log.size()) {
+    const ChunkId c = source_log[cursor++];
+    if (offerable(link, c, now)) window[size++] = c;
+  }
+  cursor_[link] = cursor;
+  if (size == 0) {
+    window_size_[link] = 0;
+    link_state_[link] = LinkState::kIdle;
+    idle_out_[l.src].push_back(link);
+    return false;
+  }
+  // Seeded random choice among the oldest few candidates (always the oldest loses ~9%).
+  const int pick = static_cast<int>(random_.below(static_cast<std::uint32_t>(size)));
+  const ChunkId chunk = window[pick];
+  window[pick] = window[--size];
+  window_size_[link] = static_cast<std::uint8_t>(size);
+
+  const Time arrival = now + link_arrival_delay_[link];
+  pending_.set(l.dst, chunk);
+  if (heterogeneous_ingress_[l.dst]) {
+    auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
+    if (!inserted) it->second = std::min(it->second, arrival);
+  }
+  std::int64_t record = -1;
+  if (keep_transfers_) {
+    record = static_cast<std::int64_t>(records_.size());
+    records_.push_back(Record{l.src, l.dst, now, arrival, chunk, true});
+  }
+  std::uint32_t flight_index;
+  const Flight flight{chunk, link, static_cast<std::uint32_t>(source_log.size()), record};
+  if (!free_flights_.empty()) {
+    flight_index = free_flights_.back();
+    free_flights_.pop_back();
+    flights_[flight_index] = flight;
+  } else {
+    flight_index = static_cast<std::uint32_t>(flights_.size());
+    flights_.push_back(flight);
+  }
+  ++started_;
+  link_state_[link] = LinkState::kBusy;
+  schedule(arrival, flight_index);
+  if (model_ == LinkModel::kAstra)
+    schedule(now + link_busy_delay_[link], kFreeEventBit | static_cast<std::uint32_t>(link));
+  return true;
+}
+
+void GreedyMatcher::match_queued_links(Time now) {
+  // Fastest links first so that the earliest arrival wins; a seeded shuffle among equals.
+  for (LinkId l : queued_) rank_buckets_[link_delay_rank_[l]].push_back(l);
+  queued_.clear();
+  for (auto& bucket : rank_buckets_) {
+    for (std::size_t i = bucket.size(); i > 1; --i)
+      std::swap(bucket[i - 1], bucket[random_.below(static_cast<std::uint32_t>(i))]);
+    for (LinkId l : bucket) try_start(l, now);
+    bucket.clear();
+  }
+}
+
+void GreedyMatcher::run() {
+  seed_initial_holdings();
+  for (LinkId l = 0; l < topology_.num_links(); ++l) queue_link(l);
+  Time now = 0;
+  while (remaining_ > 0) {
+    match_queued_links(now);
+    if (events_.empty()) break;
+    auto node = events_.extract(events_.begin());
+    now = node.key();
+    std::vector<std::uint32_t>& bucket = node.mapped();
+    for (std::uint32_t event : bucket)
+      if (!(event & kFreeEventBit)) handle_arrival(event, now);
+    for (std::uint32_t event : bucket)
+      if (event & kFreeEventBit) queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
+    bucket.clear();
+    spare_buckets_.push_back(std::move(bucket));
+  }
+  if (remaining_ > 0) {
+    for (ChunkId c = 0; c < chunks_; ++c)
+      for (NpuId dst : collective_.destinations(c))
+        if (!has_.test(dst, c))
+          throw Error("synthesize: chunk " + std::to_string(c) + " can never reach NPU " +
+                      std::to_string(dst) + " (no path from its source)");
+  }
+  // Transfers still in flight at the end deliver nothing anyone needs.
+  for (const auto& [time, bucket] : events_)
+    for (std::uint32_t event : bucket)
+      if (!(event & kFreeEventBit)) {
+        ++cancelled_;
+        if (flights_[event].record >= 0) records_[flights_[event].record].kept = false;
+      }
+  if (progress_) progress_(1.0);
+}
+
+Algorithm GreedyMatcher::take_algorithm() {
+  Algorithm algorithm(collective_);
+  algorithm.reserve(records_.size());
+  for (const Record& r : records_)
+    if (r.kept) algorithm.add_transfer(r.src, r.dst, r.start, r.end, r.chunk);
+  records_.clear();
+  records_.shrink_to_fit();
+  algorithm.synthesizer = "tacos";
+  algorithm.link_model = model_;
+  algorithm.collective_time = finish_time_;
+  return algorithm;
+}
+
+}  // namespace tacos::detail

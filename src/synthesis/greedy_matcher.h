@@ -1,0 +1,121 @@
+#pragma once
+// One trial of the TACOS greedy link-chunk matching over a time-expanded network.
+// Internal to the library; synthesize_tacos (tacos_synthesizer.cpp) runs trials of it.
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "tacos/common/random.h"
+#include "tacos/synthesis/synthesizer.h"
+
+namespace tacos::detail {
+
+// One bit per (row, chunk), rows stored contiguously.
+class BitMatrix {
+ public:
+  void resize(int rows, int columns) {
+    words_per_row_ = (static_cast<std::size_t>(columns) + 63) / 64;
+    bits_.assign(static_cast<std::size_t>(rows) * words_per_row_, 0);
+  }
+  bool test(int row, int column) const {
+    return (bits_[index(row, column)] >> (column & 63)) & 1U;
+  }
+  void set(int row, int column) { bits_[index(row, column)] |= std::uint64_t{1} << (column & 63); }
+  void reset(int row, int column) {
+    bits_[index(row, column)] &= ~(std::uint64_t{1} << (column & 63));
+  }
+
+ private:
+  std::size_t index(int row, int column) const {
+    return static_cast<std::size_t>(row) * words_per_row_ + (static_cast<std::size_t>(column) >> 6);
+  }
+  std::size_t words_per_row_ = 0;
+  std::vector<std::uint64_t> bits_;
+};
+
+class GreedyMatcher {
+ public:
+  GreedyMatcher(const Topology& topology, const Collective& collective, LinkModel model,
+                std::uint64_t seed, bool keep_transfers, const ProgressCallback& progress);
+
+  // Runs to completion; throws Error if some destination can never get a chunk.
+  void run();
+
+  Time collective_time() const { return finish_time_; }
+  std::int64_t transfers() const { return started_ - cancelled_; }
+  std::int64_t wasted_transfers() const { return wasted_; }
+  // Moves the schedule out (valid after run() when keep_transfers was set).
+  Algorithm take_algorithm();
+
+ private:
+  enum class LinkState : std::uint8_t { kBusy, kIdle, kQueued };
+  struct Flight {
+    ChunkId chunk;
+    LinkId link;
+    std::uint32_t source_log_length;  // what the source held when the transfer started
+    std::int64_t record;              // index into records_, or -1
+  };
+  struct Record {
+    DeviceId src, dst;
+    Time start, end;
+    ChunkId chunk;
+    bool kept;
+  };
+  static constexpr std::uint32_t kFreeEventBit = 0x80000000U;
+  static constexpr int kWindow = 8;
+
+  void seed_initial_holdings();
+  void schedule(Time time, std::uint32_t event);
+  void handle_arrival(std::uint32_t flight_index, Time now);
+  void deliver(NpuId npu, ChunkId chunk, Time now);
+  void queue_link(LinkId link);
+  void match_queued_links(Time now);
+  bool offerable(LinkId link, ChunkId chunk, Time now) const;
+  bool try_start(LinkId link, Time now);
+  ChunkId find_replacement(const Flight& flight, Time now);
+
+  const Topology& topology_;
+  const Collective& collective_;
+  LinkModel model_;
+  Random random_;
+  bool keep_transfers_;
+  const ProgressCallback& progress_;
+
+  int npus_ = 0;
+  int chunks_ = 0;
+  std::vector<Time> link_arrival_delay_;  // latency + serialization
+  std::vector<Time> link_busy_delay_;     // per link model
+  std::vector<std::uint16_t> link_delay_rank_;
+  int delay_ranks_ = 0;
+  // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
+  // they keep the arrival time of each chunk in flight to them.
+  std::vector<char> heterogeneous_ingress_;
+  std::unordered_map<std::uint64_t, Time> pending_arrival_;
+
+  BitMatrix has_;
+  BitMatrix pending_;
+  std::vector<std::vector<ChunkId>> log_;        // per NPU, chunks in arrival order
+  std::vector<std::uint32_t> cursor_;            // per link, into log_[src]
+  std::vector<ChunkId> window_;                  // per link, kWindow slots
+  std::vector<std::uint8_t> window_size_;        // per link
+  std::vector<LinkState> link_state_;
+  std::vector<std::vector<LinkId>> idle_out_;    // per NPU, free links waiting for data
+  std::vector<LinkId> queued_;
+  std::vector<std::vector<LinkId>> rank_buckets_;
+
+  std::vector<Flight> flights_;
+  std::vector<std::uint32_t> free_flights_;
+  std::map<Time, std::vector<std::uint32_t>> events_;
+  std::vector<std::vector<std::uint32_t>> spare_buckets_;
+  std::vector<Record> records_;
+
+  std::int64_t remaining_ = 0;
+  std::int64_t total_needed_ = 0;
+  std::int64_t started_ = 0;
+  std::int64_t cancelled_ = 0;
+  std::int64_t wasted_ = 0;
+  Time finish_time_ = 0;
+};
+
+}  // namespace tacos::detail

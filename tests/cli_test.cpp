@@ -1,0 +1,218 @@
+// End-to-end tests of the `tacos` command: JSON contract, determinism, bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("tacos_cli_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+RunResult run_tacos(const std::string& args) {
+  // ctest runs tests in parallel processes: one stderr file per process and call.
+  static int calls = 0;
+  const fs::path err_file = fs::path(::testing::TempDir()) /
+                            ("tacos_cli_stderr_" + std::to_string(getpid()) + "_" +
+                             std::to_string(++calls) + ".txt");
+  const std::string command =
+      std::string(TACOS_CLI_PATH) + " " + args + " 2>" + err_file.string();
+  RunResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.err = read_file(err_file);
+  fs::remove(err_file);
+  return result;
+}
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  const fs::path path = fs::path(::testing::TempDir()) / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Cli, SynthesizeJsonHasTheContractKeys) {
+  const RunResult r = run_tacos(
+      "synthesize --topology uniring:4 --collective all-gather --size 1MiB --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // exactly one JSON object on stdout
+  EXPECT_EQ(j["npus"], 4);
+  EXPECT_EQ(j["collective"], "all-gather");
+  EXPECT_EQ(j["size_bytes"], 1048576);
+  EXPECT_EQ(j["chunks_per_npu"], 1);
+  EXPECT_EQ(j["chunk_bytes"], 262144);
+  EXPECT_EQ(j["algorithm"], "tacos");
+  EXPECT_EQ(j["seed"], 1);
+  ASSERT_TRUE(j["collective_time_us"].is_number());
+  EXPECT_NEAR(j["collective_time_us"].get<double>(), 16.1484375, 1e-5);
+  EXPECT_EQ(j["transfers"], 12);
+  ASSERT_TRUE(j["verified"].is_boolean());
+  EXPECT_TRUE(j["verified"].get<bool>());
+  EXPECT_TRUE(j["synthesis_seconds"].is_number());
+}
+
+TEST(Cli, TimeOnlyReportsTheSameTimeWithVerifiedNull) {
+  const std::string args = "synthesize --topology torus2d:8x8 --size 64MiB --json --seed 3";
+  const RunResult full = run_tacos(args);
+  const RunResult fast = run_tacos(args + " --time-only");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  const auto a = nlohmann::json::parse(full.out);
+  const auto b = nlohmann::json::parse(fast.out);
+  EXPECT_EQ(a["collective_time_us"], b["collective_time_us"]);
+  EXPECT_TRUE(b["verified"].is_null());
+}
+
+TEST(Cli, HumanSummaryPrintsTheTime) {
+  const RunResult r = run_tacos("synthesize --topology fc:8 --size 1MiB");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2.941406 us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+}
+
+TEST(Cli, SameSeedGivesIdenticalOutput) {
+  const fs::path a = scratch_dir("det_a");
+  const fs::path b = scratch_dir("det_b");
+  const std::string args =
+      "synthesize --topology mesh2d:4x4 --bandwidth 50,25 --size 8MiB --chunks-per-npu 2 "
+      "--seed 5 --trials 3 --json --out ";
+  const RunResult ra = run_tacos(args + (a / "out").string());
+  const RunResult rb = run_tacos(args + (b / "out").string());
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  auto ja = nlohmann::json::parse(ra.out);
+  auto jb = nlohmann::json::parse(rb.out);
+  for (const char* volatile_key : {"synthesis_seconds", "peak_memory_mib", "out"}) {
+    ja.erase(volatile_key);
+    jb.erase(volatile_key);
+  }
+  EXPECT_EQ(ja, jb);
+  const std::string fa = read_file(a / "out" / "algorithm.json");
+  EXPECT_FALSE(fa.empty());
+  EXPECT_EQ(fa, read_file(b / "out" / "algorithm.json"));
+}
+
+TEST(Cli, DescribeJson) {
+  const RunResult r = run_tacos("topology describe --topology ring:8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["npus"], 8);
+  EXPECT_EQ(j["links"], 16);
+  EXPECT_EQ(j["diameter_hops"], 4);
+}
+
+TEST(Cli, ExamplesLoad) {
+  for (const char* file : {"asymmetric_ring4.yaml", "astra_ring_fc_switch.yml"}) {
+    const RunResult r = run_tacos(std::string("synthesize --size 1MiB --json --topology ") +
+                                  TACOS_SOURCE_DIR + "/examples/" + file);
+    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    EXPECT_TRUE(nlohmann::json::parse(r.out)["verified"].get<bool>());
+  }
+}
+
+struct BadInput {
+  std::string name;
+  std::string args;
+  std::string expected_in_error;
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadInput> {};
+
+// Each bad input: non-zero exit, a one-line error naming the problem, nothing on stdout and no
+// output files.
+TEST_P(CliBadInput, FailsCleanly) {
+  const BadInput& c = GetParam();
+  const fs::path dir = scratch_dir("bad_" + c.name);
+  const fs::path out = dir / "out";
+  const RunResult r = run_tacos("synthesize " + c.args + " --out " + out.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(c.expected_in_error), std::string::npos) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "error is not one line: " << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+std::string yaml(const std::string& name, const std::string& text) {
+  return write_temp(name, text).string();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue, CliBadInput,
+    ::testing::Values(
+        BadInput{"unknown_kind", "--topology blah:4", "blah"},
+        BadInput{"zero_npus", "--topology ring:0", "ring:0"},
+        BadInput{"zero_dim", "--topology mesh2d:0x4", "mesh2d:0x4"},
+        BadInput{"zero_bandwidth", "--topology ring:4 --bandwidth 0", "--bandwidth"},
+        BadInput{"negative_bandwidth", "--topology ring:4 --bandwidth=-5", "--bandwidth"},
+        BadInput{"negative_latency", "--topology ring:4 --latency=-1us", "--latency"},
+        BadInput{"malformed_size", "--topology ring:4 --size 12XB", "--size"},
+        BadInput{"zero_size", "--topology ring:4 --size 0", "--size"},
+        BadInput{"overflow_size", "--topology ring:4 --size 99999999999999999999", "--size"},
+        BadInput{"overflow_size_unit", "--topology ring:4 --size 100000000TiB", "--size"},
+        BadInput{"tiny_chunk", "--topology ring:16 --size 10", "less than one byte"},
+        BadInput{"unknown_collective", "--topology ring:4 --collective all-scatter",
+                 "all-scatter"},
+        BadInput{"zero_chunks", "--topology ring:4 --chunks-per-npu 0", "--chunks-per-npu"},
+        BadInput{"missing_file", "--topology /nonexistent/topo.yaml", "/nonexistent/topo.yaml"},
+        BadInput{"malformed_yaml",
+                 "--topology " + yaml("malformed.yaml", "npus: 4\nlinks: [ {src: 0, dst: 1\n"),
+                 "malformed.yaml"},
+        BadInput{"astra_lengths",
+                 "--topology " + yaml("astra_len.yml",
+                                      "topology: [ Ring, Switch ]\nnpus_count: [ 4 ]\n"
+                                      "bandwidth: [ 50, 50 ]\nlatency: [ 500, 500 ]\n"),
+                 "astra_len.yml"},
+        BadInput{"astra_bad_value",
+                 "--topology " + yaml("astra_bad.yml",
+                                      "topology: [ Ring ]\nnpus_count: [ 4 ]\n"
+                                      "bandwidth: [ -50 ]\nlatency: [ 500 ]\n"),
+                 "astra_bad.yml"},
+        BadInput{"missing_npu",
+                 "--topology " +
+                     yaml("missing_npu.yaml",
+                          "npus: 2\nlinks:\n  - {src: 0, dst: 1, bandwidth: 50, latency: 1us, "
+                          "bidirectional: true}\n  - {src: 1, dst: 7, bandwidth: 50, latency: "
+                          "1us}\n"),
+                 "7"},
+        BadInput{"disconnected",
+                 "--topology " +
+                     yaml("disconnected.yaml",
+                          "npus: 4\nlinks:\n  - {src: 0, dst: 1, bandwidth: 50, latency: 1us, "
+                          "bidirectional: true}\n  - {src: 2, dst: 3, bandwidth: 50, latency: "
+                          "1us, bidirectional: true}\n"),
+                 "NPU 2"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+}  // namespace

@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include "tacos/collective/collective.h"
+#include "tacos/common/error.h"
+#include "tacos/common/link_model.h"
+#include "tacos/common/units.h"
+
+namespace tacos {
+namespace {
+
+TEST(Units, SizesWithDecimalAndBinarySuffixes) {
+  EXPECT_EQ(parse_size("64MiB"), 64LL << 20);
+  EXPECT_EQ(parse_size("1GiB"), 1LL << 30);
+  EXPECT_EQ(parse_size("512KB"), 512000);
+  EXPECT_EQ(parse_size("512KiB"), 512 * 1024);
+  EXPECT_EQ(parse_size("1048576"), 1048576);
+  EXPECT_EQ(parse_size("3B"), 3);
+  EXPECT_EQ(parse_size("2GB"), 2'000'000'000);
+}
+
+TEST(Units, BadSizesThrow) {
+  for (const char* bad : {"", "MiB", "12XB", "0", "0MiB", "-5", "1.5MiB", "99999999999999999999",
+                          "100000000TiB"})
+    EXPECT_THROW(parse_size(bad), Error) << bad;
+}
+
+TEST(Units, LatencyUnits) {
+  EXPECT_EQ(parse_latency("0.5us", kPicosPerMicro), 500'000);
+  EXPECT_EQ(parse_latency("500ns", kPicosPerMicro), 500'000);
+  EXPECT_EQ(parse_latency("1ms", kPicosPerMicro), 1'000'000'000);
+  EXPECT_EQ(parse_latency("2", kPicosPerMicro), 2'000'000);  // CLI: bare = us
+  EXPECT_EQ(parse_latency("50", kPicosPerNano), 50'000);     // ASTRA-sim: bare = ns
+  EXPECT_EQ(parse_latency("0", kPicosPerMicro), 0);
+  EXPECT_THROW(parse_latency("-1us", kPicosPerMicro), Error);
+  EXPECT_THROW(parse_latency("1parsec", kPicosPerMicro), Error);
+  EXPECT_THROW(parse_latency("fast", kPicosPerMicro), Error);
+}
+
+TEST(Units, BandwidthMustBePositive) {
+  EXPECT_DOUBLE_EQ(parse_bandwidth("50"), 50.0);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("12.5"), 12.5);
+  EXPECT_THROW(parse_bandwidth("0"), Error);
+  EXPECT_THROW(parse_bandwidth("-3"), Error);
+  EXPECT_THROW(parse_bandwidth("x"), Error);
+}
+
+TEST(Units, SerializationTimeIsExactOrRoundedUp) {
+  // 262144 B at 50 GB/s (2^30 B/s) = 4.8828125 us = 4882812.5 ps -> 4882813 ps.
+  EXPECT_EQ(serialization_time(262144, 50), 4'882'813);
+  // 1 GiB at 1 GB/s is exactly one second.
+  EXPECT_EQ(serialization_time(1LL << 30, 1), 1'000'000'000'000);
+  EXPECT_EQ(serialization_time(131072, 50), 2'441'407);
+}
+
+TEST(Units, FormatMicros) {
+  EXPECT_EQ(format_micros(16'148'438), "16.148438");
+  EXPECT_EQ(format_micros(2'000'000), "2");
+}
+
+TEST(Units, LinkModelNames) {
+  EXPECT_EQ(parse_link_model("tacos"), LinkModel::kTacos);
+  EXPECT_EQ(parse_link_model("astra"), LinkModel::kAstra);
+  EXPECT_THROW(parse_link_model("ns3"), Error);
+}
+
+TEST(CollectiveModel, AllGatherChunks) {
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 2);
+  EXPECT_EQ(c.num_chunks(), 8);
+  EXPECT_EQ(c.chunk_bytes(), (1 << 20) / 8);
+  ASSERT_EQ(c.sources(5).size(), 1u);
+  EXPECT_EQ(c.sources(5)[0], 2);  // chunk 5 = NPU 2's second piece
+  EXPECT_EQ(c.destinations(5).size(), 4u);
+}
+
+TEST(CollectiveModel, BadParameters) {
+  EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 0), Error);
+  EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 16, 10, 1), Error);
+  EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 1, 1 << 20, 1), Error);
+  EXPECT_THROW(parse_collective_kind("all-scatter"), Error);
+  EXPECT_EQ(parse_collective_kind("all-gather"), CollectiveKind::kAllGather);
+}
+
+}  // namespace
+}  // namespace tacos
