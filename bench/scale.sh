@@ -83,7 +83,7 @@ for topology in "${topologies[@]}"; do
   transfers=$(json_value "$out" transfers)
   time_us=$(json_value "$out" collective_time_us)
   synth=$(json_value "$out" synthesis_seconds)
-  [[ -n "$synth" ]] && synth=$(awk -v s="$synth" 'BEGIN { printf "%.2f", s }')
+  [[ -n "$synth" ]] && synth=$(awk -v s="$synth" 'BEGIN { printf "%.3f", s }')
   # /usr/bin/time writes "Command exited..." lines first on failure; the last line is %M (KiB).
   peak_kib=$(tail -n 1 "$rss" 2>/dev/null | tr -d '[:space:]')
   if [[ "$peak_kib" =~ ^[0-9]+$ ]]; then

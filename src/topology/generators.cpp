@@ -43,12 +43,14 @@ std::int64_t parse_count(std::string_view text, std::string_view spec) {
   std::int64_t value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-    throw Error("--topology " + in_quotes(spec) + ": expected a whole number, got " + in_quotes(text));
+    throw Error("--topology " + in_quotes(spec) + ": expected a whole number, got " +
+                in_quotes(text));
   if (value <= 0)
-    throw Error("--topology " + in_quotes(spec) + ": sizes must be at least 1, got " + in_quotes(text));
+    throw Error("--topology " + in_quotes(spec) + ": sizes must be at least 1, got " +
+                in_quotes(text));
   if (value > kMaxNpus)
-    throw Error("--topology " + in_quotes(spec) + ": " + in_quotes(text) + " is too large (at most " +
-                std::to_string(kMaxNpus) + " NPUs)");
+    throw Error("--topology " + in_quotes(spec) + ": " + in_quotes(text) +
+                " is too large (at most " + std::to_string(kMaxNpus) + " NPUs)");
   return value;
 }
 
@@ -110,8 +112,8 @@ std::vector<Dimension> parse_spec(std::string_view spec) {
     if (kind == "hypercube") {
       const std::int64_t n = parse_count(size, spec);
       if ((n & (n - 1)) != 0)
-        throw Error("--topology " + in_quotes(spec) + ": hypercube size must be a power of two, got " +
-                    std::to_string(n));
+        throw Error("--topology " + in_quotes(spec) +
+                    ": hypercube size must be a power of two, got " + std::to_string(n));
       std::vector<Dimension> dims;
       for (std::int64_t m = n; m > 1; m /= 2) dims.push_back({Wiring::kLine, 2});
       return dims;
