@@ -12,7 +12,7 @@
 #   SIZE         collective size (default: 64MiB)
 #
 # Peak memory is the maximum resident set size from `/usr/bin/time -f %M`; without
-# /usr/bin/time it is read from the JSON (`peak_rss_mib`) when tacos reports it, else "n/a".
+# /usr/bin/time it is read from the JSON (`peak_memory_mib`) when tacos reports it, else "n/a".
 # Exits non-zero if any run failed (its row says so; its stderr goes to our stderr).
 set -uo pipefail
 
@@ -89,7 +89,7 @@ for topology in "${topologies[@]}"; do
   if [[ "$peak_kib" =~ ^[0-9]+$ ]]; then
     peak=$(awk -v k="$peak_kib" 'BEGIN { printf "%.1f", k / 1024 }')
   else
-    peak=$(json_value "$out" peak_rss_mib)
+    peak=$(json_value "$out" peak_memory_mib)
     [[ -z "$peak" ]] && peak="n/a"
   fi
   [[ -n "$time_us" ]] && time_us=$(awk -v t="$time_us" 'BEGIN { printf "%.3f", t }')

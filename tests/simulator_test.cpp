@@ -1,6 +1,8 @@
 // simulate: hand-worked times per link model, latency once per message, reductions wait for
 // their partial sums, deadlocks, and the key property: an as-early-as-possible schedule is
 // reproduced exactly.
+#include "tacos/simulation/simulator.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
-#include "tacos/simulation/simulator.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos {
@@ -34,7 +35,8 @@ Topology uniring(int n, double gbps = 50, Time latency = kLat) {
 Algorithm ring_all_gather() {
   Algorithm a(Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1));
   for (int s = 0; s < 3; ++s)
-    for (int i = 0; i < 4; ++i) a.add_transfer(i, (i + 1) % 4, s * kLink, (s + 1) * kLink, (i - s + 4) % 4);
+    for (int i = 0; i < 4; ++i)
+      a.add_transfer(i, (i + 1) % 4, s * kLink, (s + 1) * kLink, (i - s + 4) % 4);
   return a;
 }
 
@@ -76,11 +78,13 @@ TEST(Simulator, RingAllGatherBothModels) {
 TEST(Simulator, AstraPipelinesMessages) {
   // Under tacos each of the 6 messages on a link occupies it for latency + serialization; under
   // astra the next one starts after the serialization (the piece it carries arrived by then).
-  const SimulationResult tacos = simulate(ring_k2(LinkModel::kTacos), uniring(4), LinkModel::kTacos);
+  const SimulationResult tacos =
+      simulate(ring_k2(LinkModel::kTacos), uniring(4), LinkModel::kTacos);
   EXPECT_EQ(tacos.collective_time, 6 * kLink2);
   EXPECT_EQ(tacos.collective_time, 17648442);
   expect_reproduces(ring_k2(LinkModel::kTacos), tacos);
-  const SimulationResult astra = simulate(ring_k2(LinkModel::kTacos), uniring(4), LinkModel::kAstra);
+  const SimulationResult astra =
+      simulate(ring_k2(LinkModel::kTacos), uniring(4), LinkModel::kAstra);
   EXPECT_EQ(astra.collective_time, 6 * kSer2 + kLat);
   EXPECT_EQ(astra.collective_time, 15148442);
   expect_reproduces(ring_k2(LinkModel::kAstra), astra);
@@ -174,11 +178,11 @@ TEST(Simulator, BadTransfersThrow) {
 }
 
 TEST(Simulator, ReduceWaitsForEveryRecordedPartialSum) {
-  // Reduce to NPU 0 over the line 3 -> 2 -> 1 -> 0 plus 2 -> 1 being one of two inputs to 1:
-  // NPU 1 sends its partial sum only after the ones from 2 (recorded before its send) arrived.
-  const Topology topo(4, 0,
-                      {Link{3, 2, 50, kLat}, Link{2, 1, 50, kLat}, Link{1, 0, 50, kLat},
-                       Link{3, 1, 50, 3 * kLat}});
+  // Reduce to NPU 0 along the line 3 -> 2 -> 1 -> 0: each NPU sends its partial sum only after
+  // the partial sums recorded to reach it before its send have arrived.
+  const Topology topo(
+      4, 0,
+      {Link{3, 2, 50, kLat}, Link{2, 1, 50, kLat}, Link{1, 0, 50, kLat}, Link{3, 1, 50, 3 * kLat}});
   Algorithm a(Collective::make(CollectiveKind::kReduce, 4, 262144, 1, {}, 0));
   a.add_transfer(3, 2, 0, kLink, 0, true);
   a.add_transfer(2, 1, kLink, 2 * kLink, 0, true);
@@ -186,9 +190,9 @@ TEST(Simulator, ReduceWaitsForEveryRecordedPartialSum) {
   const SimulationResult r = simulate(a, topo, LinkModel::kTacos);
   expect_reproduces(a, r);
   // With a slower 2 -> 1 the send from 1 waits for it.
-  const Topology slow(4, 0,
-                      {Link{3, 2, 50, kLat}, Link{2, 1, 50, 2 * kLat}, Link{1, 0, 50, kLat},
-                       Link{3, 1, 50, kLat}});
+  const Topology slow(
+      4, 0,
+      {Link{3, 2, 50, kLat}, Link{2, 1, 50, 2 * kLat}, Link{1, 0, 50, kLat}, Link{3, 1, 50, kLat}});
   const SimulationResult rs = simulate(a, slow, LinkModel::kTacos);
   EXPECT_EQ(rs.start[2], 2 * kLink + kLat);
   EXPECT_EQ(rs.collective_time, 3 * kLink + kLat);
@@ -207,8 +211,8 @@ TEST(Simulator, ReduceWaitsForEveryRecordedPartialSum) {
 }
 
 TEST(Simulator, AllReduceCopyAfterReductionWaits) {
-  // All-Reduce on 0 <-> 1 with K = 1 per NPU... one chunk per member: chunk 0 reduced at 1,
-  // then copied back to 0; chunk 1 reduced at 0, then copied to 1.
+  // All-Reduce on 0 <-> 1 with K = 1: chunk 0 is reduced at NPU 1, then copied back to 0;
+  // chunk 1 is reduced at 0, then copied to 1. A copy leaves only once the reduction is done.
   const Topology topo(2, 0, {Link{0, 1, 50, kLat}, Link{1, 0, 50, kLat}});
   Algorithm a(Collective::make(CollectiveKind::kAllReduce, 2, 1 << 20, 1));
   const Time t = kLat + serialization_time(524288, 50);

@@ -1,10 +1,11 @@
 // verify_algorithm: hand-worked schedules on small topologies, each violation detected.
+#include "tacos/algorithm/verify.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "tacos/algorithm/algorithm.h"
-#include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/topology.h"
@@ -29,7 +30,8 @@ Topology uniring(int n, double gbps = 50, Time latency = kLat) {
 Algorithm ring_all_gather(int steps = 3) {
   Algorithm a(Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1));
   for (int s = 0; s < steps; ++s)
-    for (int i = 0; i < 4; ++i) a.add_transfer(i, (i + 1) % 4, s * kLink, (s + 1) * kLink, (i - s + 4) % 4);
+    for (int i = 0; i < 4; ++i)
+      a.add_transfer(i, (i + 1) % 4, s * kLink, (s + 1) * kLink, (i - s + 4) % 4);
   return a;
 }
 
@@ -187,17 +189,17 @@ Algorithm ring_k2(LinkModel model) {
 
 TEST(Verify, PipelinedRingPerModel) {
   EXPECT_EQ(serialization_time(131072, 50), kSer2);
-  const VerifyResult tacos = verify_algorithm(ring_k2(LinkModel::kTacos), uniring(4),
-                                              LinkModel::kTacos);
+  const VerifyResult tacos =
+      verify_algorithm(ring_k2(LinkModel::kTacos), uniring(4), LinkModel::kTacos);
   EXPECT_TRUE(tacos.ok) << tacos.error;
   EXPECT_EQ(tacos.collective_time, 6 * kLink2);
-  const VerifyResult astra = verify_algorithm(ring_k2(LinkModel::kAstra), uniring(4),
-                                              LinkModel::kAstra);
+  const VerifyResult astra =
+      verify_algorithm(ring_k2(LinkModel::kAstra), uniring(4), LinkModel::kAstra);
   EXPECT_TRUE(astra.ok) << astra.error;
   EXPECT_EQ(astra.collective_time, 6 * kSer2 + kLat);
   // The astra schedule overlaps messages on a link under the tacos model.
-  const VerifyResult mixed = verify_algorithm(ring_k2(LinkModel::kAstra), uniring(4),
-                                              LinkModel::kTacos);
+  const VerifyResult mixed =
+      verify_algorithm(ring_k2(LinkModel::kAstra), uniring(4), LinkModel::kTacos);
   EXPECT_FALSE(mixed.ok);
   EXPECT_NE(mixed.error.find("carries two transfers at once"), std::string::npos) << mixed.error;
 }
@@ -241,9 +243,9 @@ TEST(Verify, SubsetWithNonMemberRelays) {
 
 TEST(Verify, SwitchRelay) {
   // NPUs 0 and 1 attached to switch 2.
-  const Topology topo(2, 1,
-                      {Link{0, 2, 50, kLat}, Link{2, 0, 50, kLat}, Link{1, 2, 50, kLat},
-                       Link{2, 1, 50, kLat}});
+  const Topology topo(
+      2, 1,
+      {Link{0, 2, 50, kLat}, Link{2, 0, 50, kLat}, Link{1, 2, 50, kLat}, Link{2, 1, 50, kLat}});
   Algorithm a(Collective::make(CollectiveKind::kAllGather, 2, 1 << 20, 1));
   const Time t = kLat + serialization_time(524288, 50);
   a.add_transfer(0, 2, 0, t, 0);

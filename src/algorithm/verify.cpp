@@ -60,8 +60,7 @@ std::string describe_transfer(const Algorithm& algorithm, std::size_t index) {
   text += chunks.size() == 1 ? "chunk " : "chunks ";
   for (std::size_t i = 0; i < chunks.size() && i < kShown; ++i)
     text += (i ? ", " : "") + std::to_string(chunks[i]);
-  if (chunks.size() > kShown)
-    text += ", ... (" + std::to_string(chunks.size()) + " chunks)";
+  if (chunks.size() > kShown) text += ", ... (" + std::to_string(chunks.size()) + " chunks)";
   return text + ")";
 }
 
@@ -71,7 +70,8 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   const auto& transfers = algorithm.transfers();
   const Collective& collective = algorithm.collective();
   const std::size_t num_transfers = transfers.size();
-  for (const Transfer& t : transfers) result.collective_time = std::max(result.collective_time, t.end);
+  for (const Transfer& t : transfers)
+    result.collective_time = std::max(result.collective_time, t.end);
   auto fail = [&](std::string message) {
     result.ok = false;
     result.error = std::move(message);
@@ -119,10 +119,10 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
     const Bytes bytes = algorithm.transfer_bytes(t);
     const Time needed = topology.transfer_time(link, bytes);
     if (t.end < t.start || t.end - t.start < needed)
-      return fail(describe_transfer(algorithm, i) + " lasts " + us(t.end - t.start) +
-                  " (" + std::to_string(t.end - t.start) + " ps) but link " +
-                  link_name(topology, link) + " needs " + us(needed) + " (" +
-                  std::to_string(needed) + " ps) for " + std::to_string(bytes) + " bytes");
+      return fail(describe_transfer(algorithm, i) + " lasts " + us(t.end - t.start) + " (" +
+                  std::to_string(t.end - t.start) + " ps) but link " + link_name(topology, link) +
+                  " needs " + us(needed) + " (" + std::to_string(needed) + " ps) for " +
+                  std::to_string(bytes) + " bytes");
   }
 
   // 2. Per chunk: the transfers carrying it, in index order.
@@ -163,11 +163,11 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
       const Time at = arrival[t.src];
       if (at <= t.start) continue;
       causal_index = *p;
-      causal_error = describe_transfer(algorithm, *p) + " starts at " + us(t.start) +
-                     " but chunk " + std::to_string(c) +
-                     (at == kNever ? " never reaches " + describe_device(topology, t.src)
-                                   : " reaches " + describe_device(topology, t.src) +
-                                         " only at " + us(at));
+      causal_error =
+          describe_transfer(algorithm, *p) + " starts at " + us(t.start) + " but chunk " +
+          std::to_string(c) +
+          (at == kNever ? " never reaches " + describe_device(topology, t.src)
+                        : " reaches " + describe_device(topology, t.src) + " only at " + us(at));
       break;
     }
     if (missing_error.empty())
@@ -187,9 +187,9 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   // link busy (tacos: until its end; astra: until its bytes are serialized).
   std::vector<std::int64_t> link_offsets;
   std::vector<std::uint32_t> by_link;
-  group_by(num_transfers, static_cast<std::size_t>(topology.num_links()),
-           [&](std::size_t i) { return static_cast<std::size_t>(link_of[i]); }, link_offsets,
-           by_link);
+  group_by(
+      num_transfers, static_cast<std::size_t>(topology.num_links()),
+      [&](std::size_t i) { return static_cast<std::size_t>(link_of[i]); }, link_offsets, by_link);
   auto busy_until = [&](std::uint32_t i) {
     const Transfer& t = transfers[i];
     if (model == LinkModel::kTacos) return t.end;
@@ -214,10 +214,11 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
         if (!conflict || t.start < conflict_time) {
           conflict = true;
           conflict_time = t.start;
-          conflict_error = "link " + link_name(topology, l) + " carries two transfers at once: " +
-                           describe_transfer(algorithm, *it) + " starts at " + us(t.start) +
-                           " while " + describe_transfer(algorithm, holder) +
-                           " keeps it busy until " + us(busy);
+          conflict_error = "link " + link_name(topology, l) +
+                           " carries two transfers at once: " + describe_transfer(algorithm, *it) +
+                           " starts at " + us(t.start) + " while " +
+                           describe_transfer(algorithm, holder) + " keeps it busy until " +
+                           us(busy);
         }
         break;
       }

@@ -217,7 +217,8 @@ class Reader : public nlohmann::json_sax<json> {
         mode_ = Mode::kTop;
         return true;
       case Mode::kChunks:
-        if (transfers.back().num_chunks == 0) fail(transfer_field(4), "expected at least one chunk");
+        if (transfers.back().num_chunks == 0)
+          fail(transfer_field(4), "expected at least one chunk");
         mode_ = Mode::kTransfer;
         ++element_;
         return true;
@@ -261,6 +262,7 @@ class Reader : public nlohmann::json_sax<json> {
   // A top-level key whose value is an object or array: an error for a known scalar field,
   // skipped for unknown keys.
   bool open_top(const char* what) {
+    if (key_ == "npus" || key_ == "transfers") return unexpected(what);
     if (auto it = kScalarFields.find(key_); it != kScalarFields.end())
       fail(key_, "expected " + it->second + ", got " + what);
     mode_ = Mode::kSkip;
@@ -289,18 +291,16 @@ class Reader : public nlohmann::json_sax<json> {
         fail(transfer_field(), std::string("expected ") + kTransferShape + got);
       case Mode::kTransfer:
         if (element_ >= 6)
-          fail(transfer_field(), std::string("expected ") + kTransferShape +
-                                     ", got more than 6 elements");
-        if (element_ == 4)
-          fail(transfer_field(4), "expected the chunk list [chunk, ...]" + got);
+          fail(transfer_field(),
+               std::string("expected ") + kTransferShape + ", got more than 6 elements");
+        if (element_ == 4) fail(transfer_field(4), "expected the chunk list [chunk, ...]" + got);
         fail(transfer_field(element_),
              std::string(element_ == 5 ? "expected reduce: 1 (reduce) or 0 (copy)"
                                        : std::string("expected ") + kElementNames[element_] +
                                              " (a non-negative integer)") +
                  got);
       case Mode::kChunks:
-        fail(transfer_field(4) + "[" +
-                 std::to_string(transfers.back().num_chunks) + "]",
+        fail(transfer_field(4) + "[" + std::to_string(transfers.back().num_chunks) + "]",
              "expected a chunk id (non-negative integer)" + got);
       default:
         return true;
@@ -331,8 +331,7 @@ class Reader : public nlohmann::json_sax<json> {
             fail(field, std::string("expected ") + kElementNames[element_] +
                             (element_ < 2 ? " (a device id)" : " (a non-negative integer)") +
                             ", got " + got);
-          (element_ == 0 ? t.src : element_ == 1 ? t.dst : element_ == 2 ? t.start : t.end) =
-              value;
+          (element_ == 0 ? t.src : element_ == 1 ? t.dst : element_ == 2 ? t.start : t.end) = value;
         }
         ++element_;
         return true;
@@ -529,8 +528,9 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
   try {
     collective = Collective::make(kind, topology_npus, size, chunks_per_npu, members, root);
   } catch (const Error& e) {
-    throw Error(name + ": fields 'collective', 'topology_npus', 'npus', 'root', 'size_bytes' "
-                       "and 'chunks_per_npu' describe no valid collective: " +
+    throw Error(name +
+                ": fields 'collective', 'topology_npus', 'npus', 'root', 'size_bytes' "
+                "and 'chunks_per_npu' describe no valid collective: " +
                 std::string(e.what()));
   }
   if (const json* value = fields.find("chunk_bytes"))
@@ -543,8 +543,7 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
     if (fields.integer("num_chunks", *value, 1, std::numeric_limits<std::int64_t>::max()) !=
         collective.num_chunks())
       fields.fail("num_chunks", "expected " + std::to_string(collective.num_chunks()) +
-                                    " (the collective has that many chunks), got " +
-                                    value->dump());
+                                    " (the collective has that many chunks), got " + value->dump());
 
   Algorithm algorithm(std::move(collective));
   if (const json* value = fields.find("synthesizer"))
@@ -576,9 +575,9 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
     for (std::size_t k = 0; k < t.num_chunks; ++k) {
       const std::int64_t c = reader.chunk_pool[t.first_chunk + k];
       if (c >= num_chunks)
-        fields.fail(field + "[4][" + std::to_string(k) + "]",
-                    "expected a chunk id 0.." + std::to_string(num_chunks - 1) + ", got " +
-                        std::to_string(c));
+        fields.fail(field + "[4][" + std::to_string(k) + "]", "expected a chunk id 0.." +
+                                                                  std::to_string(num_chunks - 1) +
+                                                                  ", got " + std::to_string(c));
       chunks.push_back(static_cast<ChunkId>(c));
     }
     algorithm.add_transfer(static_cast<DeviceId>(t.src), static_cast<DeviceId>(t.dst), t.start,
@@ -587,8 +586,8 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
   }
   algorithm.collective_time = last_end;
   if (const json* value = fields.find("collective_time_ps"))
-    algorithm.collective_time = fields.integer("collective_time_ps", *value, 0,
-                                               std::numeric_limits<Time>::max());
+    algorithm.collective_time =
+        fields.integer("collective_time_ps", *value, 0, std::numeric_limits<Time>::max());
   return algorithm;
 }
 

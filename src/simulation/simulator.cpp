@@ -27,8 +27,8 @@ namespace {
 
 struct Group {
   DeviceId device = 0;
-  bool source = false;            // the device holds the chunk at time 0
-  bool arrived = false;           // some transfer has delivered the chunk to the device
+  bool source = false;             // the device holds the chunk at time 0
+  bool arrived = false;            // some transfer has delivered the chunk to the device
   std::uint32_t sender_begin = 0;  // into sender_tx / sender_need
   std::uint32_t sender_end = 0;
   std::uint32_t rin_begin = 0;  // into rin_tx / rin_done: reduce transfers delivering the chunk
@@ -207,7 +207,8 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     ++head[l];
     link_free[l] = 0;
     const Link& link = topology.link(l);
-    const Time ser = serialization_time(algorithm.transfer_bytes(transfers[x]), link.bandwidth_gbps);
+    const Time ser =
+        serialization_time(algorithm.transfer_bytes(transfers[x]), link.bandwidth_gbps);
     const Time busy = link_busy_time(model, link.latency_ps, ser);
     result.start[x] = now;
     result.end[x] = now + link.latency_ps + ser;
@@ -250,8 +251,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
         auto begin = rin_tx.begin() + g->rin_begin;
         auto end = rin_tx.begin() + g->rin_end;
         auto it = std::lower_bound(begin, end, e.id, [&](std::uint32_t a, std::uint32_t x) {
-          return transfers[a].end != transfers[x].end ? transfers[a].end < transfers[x].end
-                                                      : a < x;
+          return transfers[a].end != transfers[x].end ? transfers[a].end < transfers[x].end : a < x;
         });
         if (it != end && *it == e.id) rin_done[it - rin_tx.begin()] = 1;
         while (g->done_prefix < g->rin_end && rin_done[g->done_prefix]) ++g->done_prefix;
@@ -303,9 +303,9 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
             "starts)";
     break;
   }
-  throw Error("simulate: " + describe_transfer(algorithm, stuck) + " never starts: " +
-              why + " (" + std::to_string(num_transfers - started) + " of " +
-              std::to_string(num_transfers) + " transfers never start)");
+  throw Error("simulate: " + describe_transfer(algorithm, stuck) + " never starts: " + why + " (" +
+              std::to_string(num_transfers - started) + " of " + std::to_string(num_transfers) +
+              " transfers never start)");
 }
 
 }  // namespace tacos

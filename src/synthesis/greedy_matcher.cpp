@@ -123,17 +123,17 @@ ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
     const auto it = pending_arrival_.find(pair_key(v, c));
     return it != pending_arrival_.end() && it->second > now;
   };
-  ChunkId* window = &window_[static_cast<std::size_t>(flight.link) * kWindow];
+  const auto& source_log = log_[link.src];
+  std::uint32_t* window = &window_[static_cast<std::size_t>(flight.link) * kWindow];
   for (int i = 0; i < window_size_[flight.link]; ++i) {
-    const ChunkId c = window[i];
-    if (usable(c)) {
+    const std::uint32_t position = window[i];
+    if (position < flight.source_log_length && usable(source_log[position])) {
       window[i] = window[--window_size_[flight.link]];
-      return c;
+      return source_log[position];
     }
   }
   // Only chunks the source already held when the transfer started: anything later would not
   // be causal.
-  const auto& source_log = log_[link.src];
   for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
     if (usable(source_log[i])) return source_log[i];
   return -1;
@@ -172,21 +172,21 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time now) const {
 
 bool GreedyMatcher::try_start(LinkId link, Time now) {
   const Link& l = topology_.link(link);
-  ChunkId* window = &window_[static_cast<std::size_t>(link) * kWindow];
+  std::uint32_t* window = &window_[static_cast<std::size_t>(link) * kWindow];
   int size = window_size_[link];
+  const auto& source_log = log_[l.src];
   // Entries that stopped being useful leave the window for good: v got them, or they are on
   // their way to v and this link cannot beat that (it only gets later).
   for (int i = 0; i < size;) {
-    if (offerable(link, window[i], now))
+    if (offerable(link, source_log[window[i]], now))
       ++i;
     else
       window[i] = window[--size];
   }
-  const auto& source_log = log_[l.src];
   std::uint32_t cursor = cursor_[link];
   while (size < kWindow && cursor < source_log.size()) {
-    const ChunkId c = source_log[cursor++];
-    if (offerable(link, c, now)) window[size++] = c;
+    if (offerable(link, source_log[cursor], now)) window[size++] = cursor;
+    ++cursor;
   }
   cursor_[link] = cursor;
   if (size == 0) {
@@ -197,7 +197,7 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   }
   // Seeded random choice among the oldest few candidates (always the oldest loses ~9%).
   const int pick = static_cast<int>(random_.below(static_cast<std::uint32_t>(size)));
-  const ChunkId chunk = window[pick];
+  const ChunkId chunk = source_log[window[pick]];
   window[pick] = window[--size];
   window_size_[link] = static_cast<std::uint8_t>(size);
 

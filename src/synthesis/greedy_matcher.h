@@ -97,7 +97,9 @@ class GreedyMatcher {
   BitMatrix pending_;
   std::vector<std::vector<ChunkId>> log_;        // per NPU, chunks in arrival order
   std::vector<std::uint32_t> cursor_;            // per link, into log_[src]
-  std::vector<ChunkId> window_;                  // per link, kWindow slots
+  // Per link, kWindow slots of positions in log_[src]: positions, not chunk ids, so that a
+  // replacement can tell whether the source held the chunk when a transfer started.
+  std::vector<std::uint32_t> window_;
   std::vector<std::uint8_t> window_size_;        // per link
   std::vector<LinkState> link_state_;
   std::vector<std::vector<LinkId>> idle_out_;    // per NPU, free links waiting for data
