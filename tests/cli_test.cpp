@@ -97,7 +97,7 @@ TEST(Cli, TimeOnlyReportsTheSameTimeWithVerifiedNull) {
 TEST(Cli, HumanSummaryPrintsTheTime) {
   const RunResult r = run_tacos("synthesize --topology fc:8 --size 1MiB");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("2.941406 us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.941407 us"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
 }
 

@@ -119,8 +119,8 @@ TEST(Simulator, IgnoresRecordedTimesButKeepsLinkOrder) {
   b.add_transfer(0, 1, 100, 200, 1);
   b.add_transfer(0, 1, 0, 100, 0);
   const SimulationResult rb = simulate(b, uniring(4), LinkModel::kTacos);
-  EXPECT_EQ(rb.start, (std::vector<Time>{kLat + 1220704, 0}));
-  EXPECT_EQ(rb.end, (std::vector<Time>{2 * (kLat + 1220704), kLat + 1220704}));
+  EXPECT_EQ(rb.start, (std::vector<Time>{kLink2, 0}));  // Broadcast chunk = 262144 / 2 B
+  EXPECT_EQ(rb.end, (std::vector<Time>{2 * kLink2, kLink2}));
 }
 
 TEST(Simulator, EmptyAlgorithm) {

@@ -91,6 +91,17 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   const int num_chunks = collective.num_chunks();
   const int devices = topology.devices();
 
+  // Serialization of one chunk per link (most messages carry one chunk).
+  std::vector<Time> single_chunk_ser(topology.num_links());
+  for (LinkId l = 0; l < topology.num_links(); ++l)
+    single_chunk_ser[l] =
+        serialization_time(collective.chunk_bytes(), topology.link(l).bandwidth_gbps);
+  auto serialization = [&](const Transfer& t, LinkId l) {
+    return t.num_chunks == 1
+               ? single_chunk_ser[l]
+               : serialization_time(algorithm.transfer_bytes(t), topology.link(l).bandwidth_gbps);
+  };
+
   // 1. Each transfer on its own, in index order.
   std::vector<LinkId> link_of(num_transfers);
   for (std::size_t i = 0; i < num_transfers; ++i) {
@@ -117,7 +128,7 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
       return fail(describe_transfer(algorithm, i) + " starts at a negative time (" +
                   std::to_string(t.start) + " ps)");
     const Bytes bytes = algorithm.transfer_bytes(t);
-    const Time needed = topology.transfer_time(link, bytes);
+    const Time needed = topology.link(link).latency_ps + serialization(t, link);
     if (t.end < t.start || t.end - t.start < needed)
       return fail(describe_transfer(algorithm, i) + " lasts " + us(t.end - t.start) + " (" +
                   std::to_string(t.end - t.start) + " ps) but link " + link_name(topology, link) +
@@ -193,8 +204,7 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   auto busy_until = [&](std::uint32_t i) {
     const Transfer& t = transfers[i];
     if (model == LinkModel::kTacos) return t.end;
-    return t.start + serialization_time(algorithm.transfer_bytes(t),
-                                        topology.link(link_of[i]).bandwidth_gbps);
+    return t.start + serialization(t, link_of[i]);
   };
   bool conflict = false;
   Time conflict_time = 0;

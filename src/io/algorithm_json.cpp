@@ -41,6 +41,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <span>
 #include <sstream>
 #include <vector>
 
@@ -93,8 +94,9 @@ void put_string(std::string& out, std::string_view text) {
 constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
 
 struct RawTransfer {
-  std::int64_t src = 0, dst = 0, start = 0, end = 0;
-  std::size_t first_chunk = 0, num_chunks = 0;
+  Time start = 0, end = 0;
+  std::int32_t src = 0, dst = 0;
+  std::uint32_t first_chunk = 0, num_chunks = 0;
   bool reduce = false;
 };
 
@@ -127,7 +129,7 @@ class Reader : public nlohmann::json_sax<json> {
   std::vector<std::int64_t> npus;
   bool has_transfers = false;
   std::vector<RawTransfer> transfers;
-  std::vector<std::int64_t> chunk_pool;
+  std::vector<ChunkId> chunk_pool;
 
   [[noreturn]] void fail(const std::string& field, const std::string& expected) const {
     throw Error(name_ + ": field '" + field + "': " + expected);
@@ -185,8 +187,10 @@ class Reader : public nlohmann::json_sax<json> {
       case Mode::kTransfers:
         mode_ = Mode::kTransfer;
         element_ = 0;
+        if (chunk_pool.size() >= static_cast<std::size_t>(kMaxInt32))
+          throw Error(name_ + ": too many chunk ids in 'transfers'");
         transfers.push_back(RawTransfer{});
-        transfers.back().first_chunk = chunk_pool.size();
+        transfers.back().first_chunk = static_cast<std::uint32_t>(chunk_pool.size());
         return true;
       case Mode::kTransfer:
         if (element_ != 4) return unexpected("an array");
@@ -309,29 +313,34 @@ class Reader : public nlohmann::json_sax<json> {
 
   // An integer value; false when the current mode does not take integers (then scalar()).
   bool integer(std::int64_t value, bool too_large) {
-    const std::string got = too_large ? "a too large integer" : std::to_string(value);
+    auto got = [&] {
+      return too_large ? std::string("a too large integer") : std::to_string(value);
+    };
     switch (mode_) {
       case Mode::kNpus:
         if (too_large || value < 0 || value > kMaxInt32)
-          fail("npus[" + std::to_string(npus.size()) + "]", "expected an NPU id, got " + got);
+          fail("npus[" + std::to_string(npus.size()) + "]", "expected an NPU id, got " + got());
         npus.push_back(value);
         return true;
       case Mode::kTransfer: {
         RawTransfer& t = transfers.back();
-        if (element_ >= 6 || element_ == 4) return unexpected(got);
-        const std::string field = transfer_field(element_);
+        if (element_ >= 6 || element_ == 4) return unexpected(got());
         if (element_ == 5) {
           if (too_large || (value != 0 && value != 1))
-            fail(field, "expected reduce: 1 (reduce) or 0 (copy), got " + got);
+            fail(transfer_field(element_), "expected reduce: 1 (reduce) or 0 (copy), got " + got());
           t.reduce = value == 1;
         } else {
           const std::int64_t limit =
               element_ < 2 ? kMaxInt32 : std::numeric_limits<std::int64_t>::max();
           if (too_large || value < 0 || value > limit)
-            fail(field, std::string("expected ") + kElementNames[element_] +
-                            (element_ < 2 ? " (a device id)" : " (a non-negative integer)") +
-                            ", got " + got);
-          (element_ == 0 ? t.src : element_ == 1 ? t.dst : element_ == 2 ? t.start : t.end) = value;
+            fail(transfer_field(element_),
+                 std::string("expected ") + kElementNames[element_] +
+                     (element_ < 2 ? " (a device id)" : " (a non-negative integer)") + ", got " +
+                     got());
+          if (element_ == 0) t.src = static_cast<std::int32_t>(value);
+          if (element_ == 1) t.dst = static_cast<std::int32_t>(value);
+          if (element_ == 2) t.start = value;
+          if (element_ == 3) t.end = value;
         }
         ++element_;
         return true;
@@ -340,8 +349,8 @@ class Reader : public nlohmann::json_sax<json> {
         RawTransfer& t = transfers.back();
         if (too_large || value < 0 || value > kMaxInt32)
           fail(transfer_field(4) + "[" + std::to_string(t.num_chunks) + "]",
-               "expected a chunk id, got " + got);
-        chunk_pool.push_back(value);
+               "expected a chunk id, got " + got());
+        chunk_pool.push_back(static_cast<ChunkId>(value));
         ++t.num_chunks;
         return true;
       }
@@ -562,26 +571,21 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
   }
 
   const int num_chunks = algorithm.collective().num_chunks();
-  std::vector<ChunkId> chunks;
   algorithm.reserve(reader.transfers.size());
   Time last_end = 0;
   for (std::size_t i = 0; i < reader.transfers.size(); ++i) {
     const RawTransfer& t = reader.transfers[i];
-    const std::string field = "transfers[" + std::to_string(i) + "]";
+    auto field = [&] { return "transfers[" + std::to_string(i) + "]"; };
     if (t.end < t.start)
-      fields.fail(field + "[3]", "expected end_ps no earlier than start_ps " +
-                                     std::to_string(t.start) + ", got " + std::to_string(t.end));
-    chunks.clear();
-    for (std::size_t k = 0; k < t.num_chunks; ++k) {
-      const std::int64_t c = reader.chunk_pool[t.first_chunk + k];
-      if (c >= num_chunks)
-        fields.fail(field + "[4][" + std::to_string(k) + "]", "expected a chunk id 0.." +
-                                                                  std::to_string(num_chunks - 1) +
-                                                                  ", got " + std::to_string(c));
-      chunks.push_back(static_cast<ChunkId>(c));
-    }
-    algorithm.add_transfer(static_cast<DeviceId>(t.src), static_cast<DeviceId>(t.dst), t.start,
-                           t.end, chunks, t.reduce);
+      fields.fail(field() + "[3]", "expected end_ps no earlier than start_ps " +
+                                       std::to_string(t.start) + ", got " + std::to_string(t.end));
+    const std::span<const ChunkId> chunks(reader.chunk_pool.data() + t.first_chunk, t.num_chunks);
+    for (std::size_t k = 0; k < chunks.size(); ++k)
+      if (chunks[k] >= num_chunks)
+        fields.fail(field() + "[4][" + std::to_string(k) + "]",
+                    "expected a chunk id 0.." + std::to_string(num_chunks - 1) + ", got " +
+                        std::to_string(chunks[k]));
+    algorithm.add_transfer(t.src, t.dst, t.start, t.end, chunks, t.reduce);
     last_end = std::max(last_end, t.end);
   }
   algorithm.collective_time = last_end;

@@ -29,12 +29,17 @@ struct Group {
   DeviceId device = 0;
   bool source = false;             // the device holds the chunk at time 0
   bool arrived = false;            // some transfer has delivered the chunk to the device
-  std::uint32_t sender_begin = 0;  // into sender_tx / sender_need
+  std::uint32_t sender_begin = 0;  // into senders
   std::uint32_t sender_end = 0;
   std::uint32_t rin_begin = 0;  // into rin_tx / rin_done: reduce transfers delivering the chunk
   std::uint32_t rin_end = 0;
   std::uint32_t woken = 0;        // senders [sender_begin, woken) have the chunk
   std::uint32_t done_prefix = 0;  // reduce deliveries [rin_begin, done_prefix) have arrived
+};
+
+struct Sender {
+  std::uint32_t tx;    // a transfer sending the group's chunk from the group's device
+  std::uint32_t need;  // how many of the group's reduce deliveries (by recorded end) it waits for
 };
 
 struct Event {
@@ -104,87 +109,160 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
                            : a < b;
               });
 
-  // Per chunk: the transfers carrying it (counting sort), then its groups.
+  // Per chunk: its pool entries (one per transfer carrying it) in transfer index order, with the
+  // transfer's endpoints copied in so that the per-chunk passes below read memory in sequence.
+  struct Entry {
+    std::uint32_t pool;  // position in the algorithm's chunk pool
+    std::uint32_t tx;    // transfer index
+    DeviceId src;
+    DeviceId dst;
+  };
+  const auto& pool = algorithm.chunk_pool();
   std::vector<std::int64_t> chunk_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
-  for (const Transfer& t : transfers)
-    for (ChunkId c : algorithm.chunks(t)) ++chunk_offsets[c + 1];
+  bool any_reduce = false;
+  for (const Transfer& t : transfers) {
+    any_reduce = any_reduce || t.reduce;
+    for (std::int32_t k = 0; k < t.num_chunks; ++k) ++chunk_offsets[pool[t.first_chunk + k] + 1];
+  }
   for (int c = 0; c < num_chunks; ++c) chunk_offsets[c + 1] += chunk_offsets[c];
-  std::vector<std::uint32_t> by_chunk(static_cast<std::size_t>(chunk_offsets[num_chunks]));
+  std::vector<Entry> by_chunk(static_cast<std::size_t>(chunk_offsets[num_chunks]));
   {
     std::vector<std::int64_t> fill(chunk_offsets.begin(), chunk_offsets.end() - 1);
-    for (std::size_t i = 0; i < num_transfers; ++i)
-      for (ChunkId c : algorithm.chunks(transfers[i]))
-        by_chunk[fill[c]++] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < num_transfers; ++i) {
+      const Transfer& t = transfers[i];
+      for (std::int32_t k = 0; k < t.num_chunks; ++k)
+        by_chunk[fill[pool[t.first_chunk + k]]++] =
+            Entry{static_cast<std::uint32_t>(t.first_chunk + k), static_cast<std::uint32_t>(i),
+                  t.src, t.dst};
+    }
   }
+  auto is_reduce = [&](const Entry& e) { return any_reduce && transfers[e.tx].reduce; };
 
+  // Groups, built chunk by chunk with a scratch map device -> group (reset after each chunk),
+  // and for every pool entry the group its arrival feeds (kNoGroup: nobody sends the chunk on).
+  constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
   std::vector<Group> groups;
+  groups.reserve(by_chunk.size());
   std::vector<std::uint32_t> group_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
-  std::vector<std::uint32_t> sender_tx;    // transfer index
-  std::vector<std::uint32_t> sender_need;  // reduce deliveries it waits for (prefix length)
-  std::vector<std::uint32_t> rin_tx;
-  std::vector<char> rin_done;
-  sender_tx.reserve(by_chunk.size());
-  sender_need.reserve(by_chunk.size());
+  std::vector<Sender> senders;
+  std::vector<std::uint32_t> rin_tx;  // reduce deliveries, by (recorded end, index)
+  std::vector<std::uint32_t> deliver_group(pool.size(), kNoGroup);
   {
-    struct Item {
-      DeviceId device;
-      std::uint32_t role;  // 0: reduce delivery to device, 1: sent from device
-      Time time;           // recorded end (deliveries) or start (sends)
-      std::uint32_t index;
+    std::vector<std::uint32_t> group_of(devices, kNoGroup);
+    auto by_start = [&](std::uint32_t a, std::uint32_t b) {
+      return transfers[a].start != transfers[b].start ? transfers[a].start < transfers[b].start
+                                                      : a < b;
     };
-    std::vector<Item> items;
+    auto by_end = [&](std::uint32_t a, std::uint32_t b) {
+      return transfers[a].end != transfers[b].end ? transfers[a].end < transfers[b].end : a < b;
+    };
     for (ChunkId c = 0; c < num_chunks; ++c) {
-      items.clear();
-      for (std::int64_t p = chunk_offsets[c]; p < chunk_offsets[c + 1]; ++p) {
-        const Transfer& t = transfers[by_chunk[p]];
-        items.push_back(Item{t.src, 1, t.start, by_chunk[p]});
-        if (t.reduce) items.push_back(Item{t.dst, 0, t.end, by_chunk[p]});
-      }
-      std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-        if (a.device != b.device) return a.device < b.device;
-        if (a.role != b.role) return a.role < b.role;
-        if (a.time != b.time) return a.time < b.time;
-        return a.index < b.index;
-      });
-      const auto sources = collective.sources(c);
-      for (std::size_t i = 0; i < items.size();) {
-        std::size_t j = i;
-        while (j < items.size() && items[j].device == items[i].device) ++j;
-        std::size_t first_sender = i;
-        while (first_sender < j && items[first_sender].role == 0) ++first_sender;
-        if (first_sender < j) {  // someone sends c from this device
-          Group g;
-          g.device = items[i].device;
-          g.source = std::binary_search(sources.begin(), sources.end(), g.device);
-          g.rin_begin = static_cast<std::uint32_t>(rin_tx.size());
-          for (std::size_t k = i; k < first_sender; ++k) rin_tx.push_back(items[k].index);
-          g.rin_end = static_cast<std::uint32_t>(rin_tx.size());
-          g.done_prefix = g.rin_begin;
-          g.sender_begin = static_cast<std::uint32_t>(sender_tx.size());
-          std::size_t need = 0;  // reduce deliveries with recorded end <= the sender's start
-          for (std::size_t k = first_sender; k < j; ++k) {
-            while (i + need < first_sender && items[i + need].time <= items[k].time) ++need;
-            sender_tx.push_back(items[k].index);
-            sender_need.push_back(static_cast<std::uint32_t>(need));
-          }
-          g.sender_end = static_cast<std::uint32_t>(sender_tx.size());
-          g.woken = g.sender_begin;
-          groups.push_back(g);
+      const Entry* begin = by_chunk.data() + chunk_offsets[c];
+      const Entry* end = by_chunk.data() + chunk_offsets[c + 1];
+      const std::size_t first_group = groups.size();
+      // Count senders and reduce deliveries per group (in sender_end / rin_end for now).
+      for (const Entry* e = begin; e != end; ++e) {
+        if (group_of[e->src] == kNoGroup) {
+          group_of[e->src] = static_cast<std::uint32_t>(groups.size());
+          groups.push_back(Group{});
+          groups.back().device = e->src;
         }
-        i = j;
+        ++groups[group_of[e->src]].sender_end;
+      }
+      for (const Entry* e = begin; e != end; ++e) {
+        deliver_group[e->pool] = group_of[e->dst];
+        if (group_of[e->dst] != kNoGroup && is_reduce(*e)) ++groups[group_of[e->dst]].rin_end;
+      }
+      const auto sources = collective.sources(c);
+      std::size_t num_senders = senders.size(), rins = rin_tx.size();
+      for (std::size_t g = first_group; g < groups.size(); ++g) {
+        Group& group = groups[g];
+        group.source = std::binary_search(sources.begin(), sources.end(), group.device);
+        group.sender_begin = static_cast<std::uint32_t>(num_senders);
+        num_senders += group.sender_end;
+        group.sender_end = group.sender_begin;
+        group.rin_begin = static_cast<std::uint32_t>(rins);
+        rins += group.rin_end;
+        group.rin_end = group.rin_begin;
+      }
+      senders.resize(num_senders);
+      rin_tx.resize(rins);
+      for (const Entry* e = begin; e != end; ++e) {
+        senders[groups[group_of[e->src]].sender_end++] = Sender{e->tx, 0};
+        if (group_of[e->dst] != kNoGroup && is_reduce(*e))
+          rin_tx[groups[group_of[e->dst]].rin_end++] = e->tx;
+      }
+      for (std::size_t g = first_group; g < groups.size(); ++g) {
+        Group& group = groups[g];
+        group.woken = group.sender_begin;
+        group.done_prefix = group.rin_begin;
+        group_of[group.device] = kNoGroup;
+        if (group.rin_begin == group.rin_end) continue;  // copies only: nothing to wait for
+        std::sort(senders.begin() + group.sender_begin, senders.begin() + group.sender_end,
+                  [&](const Sender& a, const Sender& b) { return by_start(a.tx, b.tx); });
+        std::sort(rin_tx.begin() + group.rin_begin, rin_tx.begin() + group.rin_end, by_end);
+        std::uint32_t need = 0;  // reduce deliveries with a recorded end <= the sender's start
+        for (std::uint32_t k = group.sender_begin; k < group.sender_end; ++k) {
+          while (group.rin_begin + need < group.rin_end &&
+                 transfers[rin_tx[group.rin_begin + need]].end <= transfers[senders[k].tx].start)
+            ++need;
+          senders[k].need = need;
+        }
       }
       group_offsets[c + 1] = static_cast<std::uint32_t>(groups.size());
     }
   }
-  rin_done.assign(rin_tx.size(), 0);
   by_chunk = {};
 
-  auto find_group = [&](ChunkId c, DeviceId device) -> Group* {
-    auto begin = groups.begin() + group_offsets[c];
-    auto end = groups.begin() + group_offsets[c + 1];
-    auto it = std::lower_bound(begin, end, device,
-                               [](const Group& g, DeviceId d) { return g.device < d; });
-    return it != end && it->device == device ? &*it : nullptr;
+  // Renumber the groups by the lowest index among their senders (counting sort). Producers
+  // usually list transfers in time order, and then the event loop below touches groups almost
+  // in sequence instead of jumping between chunks: far fewer cache misses at 10^7 transfers.
+  std::vector<std::uint32_t> renumber(groups.size());
+  {
+    std::vector<std::uint32_t> key(groups.size());
+    std::vector<std::uint32_t> offsets(num_transfers + 1, 0);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      std::uint32_t lowest = std::numeric_limits<std::uint32_t>::max();
+      for (std::uint32_t k = groups[g].sender_begin; k < groups[g].sender_end; ++k)
+        lowest = std::min(lowest, senders[k].tx);
+      key[g] = lowest;
+      ++offsets[lowest + 1];
+    }
+    for (std::size_t i = 0; i < num_transfers; ++i) offsets[i + 1] += offsets[i];
+    for (std::size_t g = 0; g < groups.size(); ++g) renumber[g] = offsets[key[g]]++;
+    key = {};
+    offsets = {};
+    std::vector<Group> new_groups(groups.size());
+    std::vector<Sender> new_senders;
+    std::vector<std::uint32_t> new_rin;
+    new_senders.reserve(senders.size());
+    new_rin.reserve(rin_tx.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) new_groups[renumber[g]] = groups[g];
+    groups = {};
+    for (Group& g : new_groups) {
+      const auto sender_begin = static_cast<std::uint32_t>(new_senders.size());
+      new_senders.insert(new_senders.end(), senders.begin() + g.sender_begin,
+                         senders.begin() + g.sender_end);
+      const auto rin_begin = static_cast<std::uint32_t>(new_rin.size());
+      new_rin.insert(new_rin.end(), rin_tx.begin() + g.rin_begin, rin_tx.begin() + g.rin_end);
+      g.sender_begin = g.woken = sender_begin;
+      g.sender_end = static_cast<std::uint32_t>(new_senders.size());
+      g.rin_begin = g.done_prefix = rin_begin;
+      g.rin_end = static_cast<std::uint32_t>(new_rin.size());
+    }
+    groups = std::move(new_groups);
+    senders = std::move(new_senders);
+    rin_tx = std::move(new_rin);
+    for (std::uint32_t& g : deliver_group)
+      if (g != kNoGroup) g = renumber[g];
+  }
+  std::vector<char> rin_done(rin_tx.size(), 0);
+
+  // The group of (device, chunk), for diagnostics only (linear in the chunk's groups).
+  auto find_group = [&](ChunkId c, DeviceId device) -> const Group* {
+    for (std::uint32_t g = group_offsets[c]; g < group_offsets[c + 1]; ++g)
+      if (groups[renumber[g]].device == device) return &groups[renumber[g]];
+    return nullptr;
   };
 
   // State.
@@ -197,6 +275,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     pending[i] = static_cast<std::uint32_t>(transfers[i].num_chunks);
   std::vector<std::uint32_t> head(link_offsets.begin(), link_offsets.end() - 1);
   std::vector<char> link_free(num_links, 1);
+  std::vector<Time> single_chunk_ser(num_links);
+  for (LinkId l = 0; l < num_links; ++l)
+    single_chunk_ser[l] =
+        serialization_time(collective.chunk_bytes(), topology.link(l).bandwidth_gbps);
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   std::size_t started = 0;
 
@@ -208,7 +290,9 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     link_free[l] = 0;
     const Link& link = topology.link(l);
     const Time ser =
-        serialization_time(algorithm.transfer_bytes(transfers[x]), link.bandwidth_gbps);
+        transfers[x].num_chunks == 1
+            ? single_chunk_ser[l]
+            : serialization_time(algorithm.transfer_bytes(transfers[x]), link.bandwidth_gbps);
     const Time busy = link_busy_time(model, link.latency_ps, ser);
     result.start[x] = now;
     result.end[x] = now + link.latency_ps + ser;
@@ -225,10 +309,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   };
   auto advance = [&](Group& g, Time now) {
     while (g.woken < g.sender_end) {
-      const std::uint32_t need = sender_need[g.woken];
+      const std::uint32_t need = senders[g.woken].need;
       const bool ready = need == 0 ? g.source || g.arrived : g.done_prefix - g.rin_begin >= need;
       if (!ready) break;
-      wake(sender_tx[g.woken++], now);
+      wake(senders[g.woken++].tx, now);
     }
   };
 
@@ -243,9 +327,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       continue;
     }
     const Transfer& t = transfers[e.id];
-    for (ChunkId c : algorithm.chunks(t)) {
-      Group* g = find_group(c, t.dst);
-      if (g == nullptr) continue;  // nobody sends c onward from t.dst
+    for (std::int32_t k = 0; k < t.num_chunks; ++k) {
+      const std::uint32_t group = deliver_group[t.first_chunk + k];
+      if (group == kNoGroup) continue;  // nobody sends this chunk on from t.dst
+      Group* g = &groups[group];
       g->arrived = true;
       if (t.reduce) {
         auto begin = rin_tx.begin() + g->rin_begin;
@@ -272,17 +357,17 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     if (g == nullptr) continue;
     std::uint32_t position = g->sender_end;
     for (std::uint32_t p = g->woken; p < g->sender_end; ++p)
-      if (sender_tx[p] == stuck) {
+      if (senders[p].tx == stuck) {
         position = p;
         break;
       }
     if (position == g->sender_end) continue;  // this chunk is present
     const std::string chunk = "chunk " + std::to_string(c);
     const std::string at = describe_device(topology, t.src);
-    if (sender_need[position] > 0) {
+    if (senders[position].need > 0) {
       std::uint32_t missing = g->done_prefix;
       why = "it waits for the partial sums of " + chunk + " that " +
-            std::to_string(sender_need[position]) + " reduce transfers deliver to " + at +
+            std::to_string(senders[position].need) + " reduce transfers deliver to " + at +
             ", but transfer " + std::to_string(rin_tx[missing]) + " never arrives";
       break;
     }

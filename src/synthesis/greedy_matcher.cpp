@@ -1,6 +1,8 @@
 #include "greedy_matcher.h"
 
 #include <algorithm>
+#include <limits>
+#include <queue>
 
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -12,6 +14,8 @@ std::uint64_t pair_key(NpuId npu, ChunkId chunk) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(npu)) << 32) |
          static_cast<std::uint32_t>(chunk);
 }
+
+constexpr Time kUnreachable = std::numeric_limits<Time>::max();
 
 }  // namespace
 
@@ -26,11 +30,22 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
       progress_(progress) {
   if (topology.switches() != 0)
     throw Error("synthesize: the topology still has switch devices; unwind them first");
+  const CollectiveKind kind = collective.kind();
+  unicast_ = kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter ||
+             kind == CollectiveKind::kAllToAll;
+  if (!unicast_ && kind != CollectiveKind::kAllGather && kind != CollectiveKind::kBroadcast)
+    throw Error("synthesize: the greedy matcher takes copy collectives only, not " +
+                to_string(kind));
   npus_ = topology.npus();
   chunks_ = collective.num_chunks();
+  members_ = collective.num_members();
+  relays_ = !unicast_ && members_ < npus_;
+  window_capacity_ = unicast_ ? 32 : 8;
+  member_index_.assign(npus_, -1);
+  for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
+
   const int links = topology.num_links();
   const Bytes chunk_bytes = collective.chunk_bytes();
-
   link_arrival_delay_.resize(links);
   link_busy_delay_.resize(links);
   for (LinkId l = 0; l < links; ++l) {
@@ -58,24 +73,100 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
       if (link_arrival_delay_[l] != link_arrival_delay_[in.front()]) heterogeneous_ingress_[v] = 1;
   }
 
-  has_.resize(npus_, chunks_);
-  pending_.resize(npus_, chunks_);
+  if (unicast_) {
+    holder_.assign(chunks_, -1);
+    moving_.assign(chunks_, 0);
+    destination_.assign(chunks_, -1);
+  } else {
+    has_.resize(npus_, chunks_);
+    pending_.resize(npus_, chunks_);
+  }
+  if (unicast_ || relays_) compute_distances();
   log_.resize(npus_);
   cursor_.assign(links, 0);
-  window_.assign(static_cast<std::size_t>(links) * kWindow, 0);
+  window_.assign(static_cast<std::size_t>(links) * window_capacity_, 0);
   window_size_.assign(links, 0);
   link_state_.assign(links, LinkState::kIdle);
   idle_out_.resize(npus_);
 }
 
-void GreedyMatcher::seed_initial_holdings() {
-  for (ChunkId c = 0; c < chunks_; ++c) {
-    for (NpuId src : collective_.sources(c)) {
-      has_.set(src, c);
-      log_[src].push_back(c);
+void GreedyMatcher::compute_distances() {
+  // Shortest arrival time from every NPU to each member that is some chunk's destination
+  // (Dijkstra over in-links), so "closer" means strictly less time to go.
+  std::vector<char> is_destination(members_, 0);
+  for (ChunkId c = 0; c < chunks_; ++c)
+    for (NpuId d : collective_.destinations(c)) is_destination[member_index_[d]] = 1;
+  distance_row_.assign(members_, -1);
+  int rows = 0;
+  for (int m = 0; m < members_; ++m)
+    if (is_destination[m]) distance_row_[m] = rows++;
+  distance_.assign(static_cast<std::size_t>(rows) * npus_, kUnreachable);
+  using Item = std::pair<Time, NpuId>;
+  for (int m = 0; m < members_; ++m) {
+    if (distance_row_[m] < 0) continue;
+    Time* dist = &distance_[static_cast<std::size_t>(distance_row_[m]) * npus_];
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+    const NpuId target = collective_.members()[m];
+    dist[target] = 0;
+    queue.emplace(0, target);
+    while (!queue.empty()) {
+      const auto [d, x] = queue.top();
+      queue.pop();
+      if (d != dist[x]) continue;
+      for (LinkId l : topology_.in_links(x)) {
+        const NpuId y = topology_.link(l).src;
+        const Time candidate = d + link_arrival_delay_[l];
+        if (candidate < dist[y]) {
+          dist[y] = candidate;
+          queue.emplace(candidate, y);
+        }
+      }
     }
-    for (NpuId dst : collective_.destinations(c))
-      if (!has_.test(dst, c)) ++remaining_;
+  }
+  if (!relays_) return;
+  closer_.resize(topology_.num_links(), members_);
+  for (LinkId l = 0; l < topology_.num_links(); ++l) {
+    const Link& link = topology_.link(l);
+    for (int m = 0; m < members_; ++m) {
+      const Time* dist = &distance_[static_cast<std::size_t>(distance_row_[m]) * npus_];
+      if (dist[link.dst] < dist[link.src]) closer_.set(l, m);
+    }
+  }
+  lacking_.resize(chunks_, members_);
+}
+
+Time GreedyMatcher::remaining_distance(NpuId npu, ChunkId chunk) const {
+  const int row = distance_row_[member_index_[destination_[chunk]]];
+  return distance_[static_cast<std::size_t>(row) * npus_ + npu];
+}
+
+void GreedyMatcher::seed_initial_holdings() {
+  if (unicast_) {
+    for (ChunkId c = 0; c < chunks_; ++c) {
+      const NpuId src = collective_.sources(c)[0];
+      holder_[c] = src;
+      destination_[c] = collective_.destinations(c)[0];
+      if (src == destination_[c]) continue;
+      log_[src].push_back(c);
+      ++remaining_;
+    }
+    // Farthest destination first, so the critical path leaves early.
+    for (NpuId n = 0; n < npus_; ++n)
+      std::stable_sort(log_[n].begin(), log_[n].end(), [&](ChunkId a, ChunkId b) {
+        return remaining_distance(n, a) > remaining_distance(n, b);
+      });
+  } else {
+    for (ChunkId c = 0; c < chunks_; ++c) {
+      for (NpuId src : collective_.sources(c)) {
+        has_.set(src, c);
+        log_[src].push_back(c);
+      }
+      for (NpuId dst : collective_.destinations(c))
+        if (!has_.test(dst, c)) {
+          ++remaining_;
+          if (relays_) lacking_.set(c, member_index_[dst]);
+        }
+    }
   }
   total_needed_ = remaining_;
 }
@@ -100,42 +191,66 @@ void GreedyMatcher::queue_link(LinkId link) {
 }
 
 void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
-  has_.set(npu, chunk);
+  bool reached_destination;
+  if (unicast_) {
+    holder_[chunk] = npu;
+    reached_destination = npu == destination_[chunk];
+  } else {
+    has_.set(npu, chunk);
+    reached_destination = member_index_[npu] >= 0;
+    if (relays_ && reached_destination) lacking_.reset(chunk, member_index_[npu]);
+  }
+  if (reached_destination) {
+    --remaining_;
+    finish_time_ = now;
+    if (progress_ && (remaining_ & 0xFFFF) == 0 && total_needed_ > 0)
+      progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
+    if (unicast_) return;  // a unicast chunk at its destination goes nowhere else
+  }
   log_[npu].push_back(chunk);
-  --remaining_;
-  finish_time_ = now;
   // New data at `npu`: its idle out-links may have something to send again.
   for (LinkId l : idle_out_[npu])
     if (link_state_[l] == LinkState::kIdle) queue_link(l);
   idle_out_[npu].clear();
-  if (progress_ && (remaining_ & 0xFFFF) == 0 && total_needed_ > 0)
-    progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
+}
+
+bool GreedyMatcher::useful(LinkId link, ChunkId chunk) const {
+  const Link& l = topology_.link(link);
+  if (unicast_) {
+    if (holder_[chunk] != l.src || moving_[chunk]) return false;
+    return l.dst == destination_[chunk] ||
+           remaining_distance(l.dst, chunk) < remaining_distance(l.src, chunk);
+  }
+  if (has_.test(l.dst, chunk)) return false;
+  if (!relays_ || member_index_[l.dst] >= 0) return true;
+  return closer_.intersects(link, lacking_, chunk);
+}
+
+bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
+  if (!useful(link, chunk)) return false;
+  if (unicast_) return true;
+  const NpuId v = topology_.link(link).dst;
+  if (!pending_.test(v, chunk)) return true;
+  // Already on its way to v: only a faster delivery is worth a second copy.
+  if (!heterogeneous_ingress_[v]) return false;
+  const auto it = pending_arrival_.find(pair_key(v, chunk));
+  return it != pending_arrival_.end() && arrival < it->second;
 }
 
 ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
-  const Link& link = topology_.link(flight.link);
-  const NpuId v = link.dst;
-  auto usable = [&](ChunkId c) {
-    if (has_.test(v, c)) return false;
-    if (!pending_.test(v, c)) return true;
-    // In flight from elsewhere: only worth it if that copy would arrive later than now.
-    if (!heterogeneous_ingress_[v]) return false;
-    const auto it = pending_arrival_.find(pair_key(v, c));
-    return it != pending_arrival_.end() && it->second > now;
-  };
-  const auto& source_log = log_[link.src];
-  std::uint32_t* window = &window_[static_cast<std::size_t>(flight.link) * kWindow];
+  // Only chunks the source already held when the transfer started: anything later would not
+  // be causal.
+  const auto& source_log = log_[topology_.link(flight.link).src];
+  std::uint32_t* window = &window_[static_cast<std::size_t>(flight.link) * window_capacity_];
   for (int i = 0; i < window_size_[flight.link]; ++i) {
     const std::uint32_t position = window[i];
-    if (position < flight.source_log_length && usable(source_log[position])) {
+    if (position < flight.source_log_length && offerable(flight.link, source_log[position], now)) {
       window[i] = window[--window_size_[flight.link]];
       return source_log[position];
     }
   }
-  // Only chunks the source already held when the transfer started: anything later would not
-  // be causal.
   for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
-    if (usable(source_log[i])) return source_log[i];
+    if (offerable(flight.link, source_log[i], now)) return source_log[i];
   return -1;
 }
 
@@ -145,6 +260,11 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   const NpuId v = topology_.link(flight.link).dst;
   ChunkId chunk = flight.chunk;
   if (model_ == LinkModel::kTacos) queue_link(flight.link);
+  if (unicast_) {
+    moving_[chunk] = 0;
+    deliver(v, chunk, now);
+    return;
+  }
   if (has_.test(v, chunk)) {
     // A faster path won: carry a replacement the source held at the start, if any.
     chunk = find_replacement(flight, now);
@@ -161,31 +281,44 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   deliver(v, chunk, now);
 }
 
-bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time now) const {
-  const NpuId v = topology_.link(link).dst;
-  if (has_.test(v, chunk)) return false;
-  if (!pending_.test(v, chunk)) return true;
-  if (!heterogeneous_ingress_[v]) return false;
-  const auto it = pending_arrival_.find(pair_key(v, chunk));
-  return it != pending_arrival_.end() && now + link_arrival_delay_[link] < it->second;
+int GreedyMatcher::choose_from_window(LinkId link, const std::uint32_t* window, int size) {
+  if (!unicast_) return static_cast<int>(random_.below(static_cast<std::uint32_t>(size)));
+  // Critical path first: the chunk with the farthest destination, seeded random among equals.
+  const NpuId src = topology_.link(link).src;
+  const auto& source_log = log_[src];
+  int best = 0;
+  Time best_distance = -1;
+  std::uint32_t ties = 0;
+  for (int i = 0; i < size; ++i) {
+    const Time d = remaining_distance(src, source_log[window[i]]);
+    if (d > best_distance) {
+      best_distance = d;
+      best = i;
+      ties = 1;
+    } else if (d == best_distance && random_.below(++ties) == 0) {
+      best = i;
+    }
+  }
+  return best;
 }
 
 bool GreedyMatcher::try_start(LinkId link, Time now) {
   const Link& l = topology_.link(link);
-  std::uint32_t* window = &window_[static_cast<std::size_t>(link) * kWindow];
+  const Time arrival = now + link_arrival_delay_[link];
+  std::uint32_t* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
   int size = window_size_[link];
   const auto& source_log = log_[l.src];
-  // Entries that stopped being useful leave the window for good: v got them, or they are on
-  // their way to v and this link cannot beat that (it only gets later).
+  // Entries that stopped being useful leave the window for good: usefulness only decreases
+  // (v got them, they moved on, or they are on their way and this link only gets later).
   for (int i = 0; i < size;) {
-    if (offerable(link, source_log[window[i]], now))
+    if (offerable(link, source_log[window[i]], arrival))
       ++i;
     else
       window[i] = window[--size];
   }
   std::uint32_t cursor = cursor_[link];
-  while (size < kWindow && cursor < source_log.size()) {
-    if (offerable(link, source_log[cursor], now)) window[size++] = cursor;
+  while (size < window_capacity_ && cursor < source_log.size()) {
+    if (offerable(link, source_log[cursor], arrival)) window[size++] = cursor;
     ++cursor;
   }
   cursor_[link] = cursor;
@@ -195,17 +328,19 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
     idle_out_[l.src].push_back(link);
     return false;
   }
-  // Seeded random choice among the oldest few candidates (always the oldest loses ~9%).
-  const int pick = static_cast<int>(random_.below(static_cast<std::uint32_t>(size)));
+  const int pick = choose_from_window(link, window, size);
   const ChunkId chunk = source_log[window[pick]];
   window[pick] = window[--size];
   window_size_[link] = static_cast<std::uint8_t>(size);
 
-  const Time arrival = now + link_arrival_delay_[link];
-  pending_.set(l.dst, chunk);
-  if (heterogeneous_ingress_[l.dst]) {
-    auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
-    if (!inserted) it->second = std::min(it->second, arrival);
+  if (unicast_) {
+    moving_[chunk] = 1;
+  } else {
+    pending_.set(l.dst, chunk);
+    if (heterogeneous_ingress_[l.dst]) {
+      auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
+      if (!inserted) it->second = std::min(it->second, arrival);
+    }
   }
   std::int64_t record = -1;
   if (keep_transfers_) {
@@ -262,7 +397,7 @@ void GreedyMatcher::run() {
   if (remaining_ > 0) {
     for (ChunkId c = 0; c < chunks_; ++c)
       for (NpuId dst : collective_.destinations(c))
-        if (!has_.test(dst, c))
+        if (unicast_ ? holder_[c] != dst : !has_.test(dst, c))
           throw Error("synthesize: chunk " + std::to_string(c) + " can never reach NPU " +
                       std::to_string(dst) + " (no path from its source)");
   }

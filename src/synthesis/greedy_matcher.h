@@ -1,6 +1,8 @@
 #pragma once
-// One trial of the TACOS greedy link-chunk matching over a time-expanded network.
-// Internal to the library; synthesize_tacos (tacos_synthesizer.cpp) runs trials of it.
+// One trial of the TACOS greedy link-chunk matching over a time-expanded network, for copy
+// collectives: chunks that go to every member (All-Gather, Broadcast) and unicast chunks
+// (Gather, Scatter, All-to-All). Reductions are built from these by reversal (reduction.cpp).
+// Internal to the library; synthesize_tacos runs trials of it.
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -11,7 +13,7 @@
 
 namespace tacos::detail {
 
-// One bit per (row, chunk), rows stored contiguously.
+// One bit per (row, column), rows stored contiguously.
 class BitMatrix {
  public:
   void resize(int rows, int columns) {
@@ -24,6 +26,14 @@ class BitMatrix {
   void set(int row, int column) { bits_[index(row, column)] |= std::uint64_t{1} << (column & 63); }
   void reset(int row, int column) {
     bits_[index(row, column)] &= ~(std::uint64_t{1} << (column & 63));
+  }
+  // True when rows `a` of this and `b` of `other` share a set bit (same column count).
+  bool intersects(int a, const BitMatrix& other, int b) const {
+    const std::uint64_t* x = &bits_[static_cast<std::size_t>(a) * words_per_row_];
+    const std::uint64_t* y = &other.bits_[static_cast<std::size_t>(b) * words_per_row_];
+    for (std::size_t i = 0; i < words_per_row_; ++i)
+      if (x[i] & y[i]) return true;
+    return false;
   }
 
  private:
@@ -63,17 +73,20 @@ class GreedyMatcher {
     bool kept;
   };
   static constexpr std::uint32_t kFreeEventBit = 0x80000000U;
-  static constexpr int kWindow = 8;
 
+  void compute_distances();
   void seed_initial_holdings();
   void schedule(Time time, std::uint32_t event);
   void handle_arrival(std::uint32_t flight_index, Time now);
   void deliver(NpuId npu, ChunkId chunk, Time now);
   void queue_link(LinkId link);
   void match_queued_links(Time now);
-  bool offerable(LinkId link, ChunkId chunk, Time now) const;
+  bool useful(LinkId link, ChunkId chunk) const;
+  bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
   bool try_start(LinkId link, Time now);
+  int choose_from_window(LinkId link, const std::uint32_t* window, int size);
   ChunkId find_replacement(const Flight& flight, Time now);
+  Time remaining_distance(NpuId npu, ChunkId chunk) const;
 
   const Topology& topology_;
   const Collective& collective_;
@@ -84,6 +97,23 @@ class GreedyMatcher {
 
   int npus_ = 0;
   int chunks_ = 0;
+  int members_ = 0;
+  int window_capacity_ = 8;
+  // Unicast chunks (one destination each) move: one holder at a time, forwarded only to a
+  // neighbour strictly closer to the destination. Copy chunks spread to every member.
+  bool unicast_ = false;
+  // Copy collectives on a subset: non-members relay when that brings a chunk strictly closer
+  // to a member still lacking it.
+  bool relays_ = false;
+  std::vector<int> member_index_;         // per NPU, or -1
+  std::vector<Time> distance_;            // [member][npu]: shortest time npu -> member
+  std::vector<int> distance_row_;         // per member: row in distance_, or -1
+  BitMatrix closer_;                      // [link][member]: dst strictly closer than src
+  BitMatrix lacking_;                     // [chunk][member]: member still needs the chunk
+  std::vector<NpuId> holder_;             // unicast: where each chunk is now
+  std::vector<char> moving_;              // unicast: chunk in flight
+  std::vector<NpuId> destination_;        // unicast: each chunk's destination
+
   std::vector<Time> link_arrival_delay_;  // latency + serialization
   std::vector<Time> link_busy_delay_;     // per link model
   std::vector<std::uint16_t> link_delay_rank_;
@@ -95,14 +125,14 @@ class GreedyMatcher {
 
   BitMatrix has_;
   BitMatrix pending_;
-  std::vector<std::vector<ChunkId>> log_;        // per NPU, chunks in arrival order
-  std::vector<std::uint32_t> cursor_;            // per link, into log_[src]
-  // Per link, kWindow slots of positions in log_[src]: positions, not chunk ids, so that a
-  // replacement can tell whether the source held the chunk when a transfer started.
+  std::vector<std::vector<ChunkId>> log_;  // per NPU, chunks in arrival order
+  std::vector<std::uint32_t> cursor_;      // per link, into log_[src]
+  // Per link, window_capacity_ slots of positions in log_[src]: positions, not chunk ids, so
+  // that a replacement can tell whether the source held the chunk when a transfer started.
   std::vector<std::uint32_t> window_;
-  std::vector<std::uint8_t> window_size_;        // per link
+  std::vector<std::uint8_t> window_size_;  // per link
   std::vector<LinkState> link_state_;
-  std::vector<std::vector<LinkId>> idle_out_;    // per NPU, free links waiting for data
+  std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
   std::vector<std::vector<LinkId>> rank_buckets_;
 

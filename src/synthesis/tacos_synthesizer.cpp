@@ -2,11 +2,15 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <thread>
 
 #include "greedy_matcher.h"
+#include "reduction.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/synthesizer.h"
 
@@ -25,28 +29,173 @@ bool better(const TrialOutcome& a, const TrialOutcome& b) {
   return a.time != b.time ? a.time < b.time : a.seed < b.seed;
 }
 
-void require_supported(const Collective& collective) {
-  const auto kind = collective.kind();
-  const bool copy_to_all =
-      kind == CollectiveKind::kAllGather || kind == CollectiveKind::kBroadcast;
-  if (!copy_to_all)
-    throw Error("synthesize: TACOS synthesis of " + to_string(kind) + " is not implemented yet");
-  if (collective.num_members() != collective.topology_npus())
-    throw Error("synthesize: --npus subsets are not implemented yet");
+using Trial = std::function<TrialOutcome(std::uint64_t seed, const ProgressCallback& progress)>;
+
+// Names a destination some source cannot reach (switches were unwound, NPUs relay).
+void require_reachable(const Topology& topology, const Collective& collective) {
+  auto reach = [&](NpuId from, bool forward) {
+    std::vector<char> seen(topology.devices(), 0);
+    std::queue<DeviceId> queue;
+    seen[from] = 1;
+    queue.push(from);
+    while (!queue.empty()) {
+      const DeviceId d = queue.front();
+      queue.pop();
+      for (LinkId id : forward ? topology.out_links(d) : topology.in_links(d)) {
+        const DeviceId next = forward ? topology.link(id).dst : topology.link(id).src;
+        if (!seen[next]) {
+          seen[next] = 1;
+          queue.push(next);
+        }
+      }
+    }
+    return seen;
+  };
+  auto fail = [](NpuId from, NpuId to) {
+    throw Error("synthesize: NPU " + std::to_string(to) + " cannot be reached from NPU " +
+                std::to_string(from) + " (no path in the topology)");
+  };
+  const auto& members = collective.members();
+  const CollectiveKind kind = collective.kind();
+  const bool from_root =
+      kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kScatter;
+  const bool to_root = kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather;
+  const NpuId hub = from_root || to_root ? collective.root() : members.front();
+  if (!to_root) {
+    const auto seen = reach(hub, true);
+    for (NpuId m : members)
+      if (!seen[m]) fail(hub, m);
+  }
+  if (!from_root) {
+    const auto seen = reach(hub, false);
+    for (NpuId m : members)
+      if (!seen[m]) fail(m, hub);
+  }
+}
+
+TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
+                      std::uint64_t seed, bool keep, const ProgressCallback& progress) {
+  detail::GreedyMatcher matcher(topology, collective, model, seed, keep, progress);
+  matcher.run();
+  TrialOutcome outcome;
+  outcome.seed = seed;
+  outcome.time = matcher.collective_time();
+  outcome.transfers = matcher.transfers();
+  outcome.wasted = matcher.wasted_transfers();
+  if (keep) {
+    outcome.algorithm = matcher.take_algorithm();
+    outcome.algorithm->seed = seed;
+  }
+  return outcome;
+}
+
+Collective copy_counterpart(const Collective& reduction) {
+  const CollectiveKind copy_kind = reduction.kind() == CollectiveKind::kReduce
+                                       ? CollectiveKind::kBroadcast
+                                       : CollectiveKind::kAllGather;
+  return Collective::make(copy_kind, reduction.topology_npus(), reduction.size(),
+                          reduction.chunks_per_npu(), reduction.members(),
+                          reduction.root() >= 0 ? reduction.root() : 0);
+}
+
+// Reduce-Scatter / Reduce: the copy collective on the transposed topology, pruned to trees,
+// reversed, and re-timed as early as dependencies allow.
+Algorithm synthesize_reduction(const Topology& topology, const Topology& transposed,
+                               const Collective& reduction, LinkModel model, std::uint64_t seed,
+                               const ProgressCallback& progress) {
+  const Collective copy = copy_counterpart(reduction);
+  TrialOutcome forward = run_copy(transposed, copy, model, seed, true, progress);
+  Algorithm reversed = detail::reverse_into_reduction(detail::prune_to_trees(*forward.algorithm),
+                                                      reduction);
+  detail::compact(reversed, topology, model);
+  return reversed;
+}
+
+TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep) {
+  TrialOutcome outcome;
+  outcome.seed = seed;
+  outcome.time = algorithm.collective_time;
+  outcome.transfers = static_cast<std::int64_t>(algorithm.transfers().size());
+  algorithm.seed = seed;
+  if (keep) outcome.algorithm = std::move(algorithm);
+  return outcome;
+}
+
+Trial make_trial(const Topology& topology, const Collective& collective,
+                 const SynthesisOptions& options) {
+  const LinkModel model = options.link_model;
+  const bool keep = options.keep_transfers;
+  switch (collective.kind()) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kAllToAll:
+      return [&topology, &collective, model, keep](std::uint64_t seed,
+                                                   const ProgressCallback& progress) {
+        return run_copy(topology, collective, model, seed, keep, progress);
+      };
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kReduce: {
+      auto transposed = std::make_shared<Topology>(detail::transpose(topology));
+      return [&topology, transposed, &collective, model, keep](std::uint64_t seed,
+                                                               const ProgressCallback& progress) {
+        return outcome_of(
+            synthesize_reduction(topology, *transposed, collective, model, seed, progress), seed,
+            keep);
+      };
+    }
+    case CollectiveKind::kAllReduce: {
+      auto transposed = std::make_shared<Topology>(detail::transpose(topology));
+      const AllReduceMode mode = options.all_reduce_mode;
+      return [&topology, transposed, &collective, model, keep, mode](
+                 std::uint64_t seed, const ProgressCallback& progress) {
+        const Collective reduce_scatter = Collective::make(
+            CollectiveKind::kReduceScatter, collective.topology_npus(), collective.size(),
+            collective.chunks_per_npu(), collective.members());
+        const Collective all_gather = copy_counterpart(reduce_scatter);
+        auto half = [&progress](double offset) -> ProgressCallback {
+          if (!progress) return {};
+          return [&progress, offset](double f) { progress(offset + f / 2); };
+        };
+        const Algorithm first = synthesize_reduction(topology, *transposed, reduce_scatter,
+                                                     model, seed, half(0.0));
+        TrialOutcome second = run_copy(topology, all_gather, model, seed, true, half(0.5));
+        Algorithm joined = detail::concatenate(first, *second.algorithm, first.collective_time,
+                                               collective);
+        if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
+        return outcome_of(std::move(joined), seed, keep);
+      };
+    }
+  }
+  throw Error("synthesize: unknown collective");
 }
 
 }  // namespace
 
+AllReduceMode parse_all_reduce_mode(std::string_view text) {
+  if (text == "sequential") return AllReduceMode::kSequential;
+  if (text == "pipelined") return AllReduceMode::kPipelined;
+  throw Error("--all-reduce-mode: expected 'sequential' or 'pipelined', got '" +
+              std::string(text) + "'");
+}
+
+std::string to_string(AllReduceMode mode) {
+  return mode == AllReduceMode::kSequential ? "sequential" : "pipelined";
+}
+
 SynthesisResult synthesize_tacos(const Topology& topology, const Collective& collective,
                                  const SynthesisOptions& options) {
-  require_supported(collective);
   if (options.trials < 1) throw Error("--trials: must be at least 1");
   if (collective.topology_npus() != topology.npus())
     throw Error("synthesize: the collective was made for " +
                 std::to_string(collective.topology_npus()) + " NPUs but the topology has " +
                 std::to_string(topology.npus()));
-  topology.require_strongly_connected();
+  if (topology.switches() != 0)
+    throw Error("synthesize: the topology still has switch devices; unwind them first");
+  require_reachable(topology, collective);
   const auto started = std::chrono::steady_clock::now();
+  const Trial trial = make_trial(topology, collective, options);
 
   unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                          : std::max(1U, std::thread::hardware_concurrency());
@@ -68,24 +217,14 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   auto worker = [&](bool reports_progress) {
     static const ProgressCallback kNoProgress;
     while (true) {
-      const int trial = next_trial.fetch_add(1);
-      if (trial >= options.trials) return;
+      const int index = next_trial.fetch_add(1);
+      if (index >= options.trials) return;
       try {
-        TrialOutcome outcome;
-        outcome.seed = options.seed + static_cast<std::uint64_t>(trial);
-        detail::GreedyMatcher matcher(topology, collective, options.link_model, outcome.seed,
-                                      options.keep_transfers,
-                                      reports_progress ? trial_progress : kNoProgress);
-        matcher.run();
-        outcome.time = matcher.collective_time();
-        outcome.transfers = matcher.transfers();
-        outcome.wasted = matcher.wasted_transfers();
+        TrialOutcome outcome = trial(options.seed + static_cast<std::uint64_t>(index),
+                                     reports_progress ? trial_progress : kNoProgress);
         std::lock_guard lock(mutex);
         ++finished_trials;
-        if (!best || better(outcome, *best)) {
-          if (options.keep_transfers) outcome.algorithm = matcher.take_algorithm();
-          best = std::move(outcome);
-        }
+        if (!best || better(outcome, *best)) best = std::move(outcome);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!failure) failure = std::current_exception();

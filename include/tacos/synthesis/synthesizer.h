@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/collective/collective.h"
@@ -14,12 +16,20 @@ namespace tacos {
 // Called now and then with the fraction done in [0, 1].
 using ProgressCallback = std::function<void(double fraction)>;
 
+// All-Reduce = Reduce-Scatter then All-Gather. Sequential: the All-Gather starts when the whole
+// Reduce-Scatter is done. Pipelined: each transfer starts as soon as its chunk and its link
+// allow, so a chunk's All-Gather begins once its reduction is complete.
+enum class AllReduceMode { kSequential, kPipelined };
+AllReduceMode parse_all_reduce_mode(std::string_view text);  // else Error
+std::string to_string(AllReduceMode mode);
+
 struct SynthesisOptions {
   std::uint64_t seed = 1;
   int trials = 1;        // seeds seed, seed+1, ...; the fastest is kept (ties: lowest seed)
   int threads = 0;       // 0: every hardware thread
   LinkModel link_model = LinkModel::kTacos;
   bool keep_transfers = true;  // false: time and statistics only (--time-only)
+  AllReduceMode all_reduce_mode = AllReduceMode::kPipelined;
   ProgressCallback progress;
 };
 
@@ -32,9 +42,9 @@ struct SynthesisResult {
   double seconds = 0;         // wall time of synthesis alone (all trials)
 };
 
-// The TACOS greedy time-expanded-network matching (DESIGN.md). `topology` must have no switch
-// devices (call Topology::unwind_switches first). Throws Error when a destination cannot be
-// reached from any source of a chunk.
+// The TACOS greedy time-expanded-network matching (DESIGN.md) for every collective kind.
+// `topology` must have no switch devices (call Topology::unwind_switches first). Throws Error
+// naming a source and a destination that cannot reach each other.
 SynthesisResult synthesize_tacos(const Topology& topology, const Collective& collective,
                                  const SynthesisOptions& options);
 

@@ -1,0 +1,120 @@
+#include "reduction.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tacos/simulation/simulator.h"
+
+namespace tacos::detail {
+namespace {
+
+std::uint64_t pair_key(DeviceId device, ChunkId chunk) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(device)) << 32) |
+         static_cast<std::uint32_t>(chunk);
+}
+
+Algorithm with_provenance(Collective collective, const Algorithm& from) {
+  Algorithm result(std::move(collective));
+  result.synthesizer = from.synthesizer;
+  result.seed = from.seed;
+  result.link_model = from.link_model;
+  return result;
+}
+
+}  // namespace
+
+Topology transpose(const Topology& topology) {
+  std::vector<Link> links = topology.links();
+  for (Link& l : links) std::swap(l.src, l.dst);
+  return Topology(topology.npus(), topology.switches(), std::move(links), topology.name());
+}
+
+Algorithm prune_to_trees(const Algorithm& copy) {
+  const auto& transfers = copy.transfers();
+  const Collective& collective = copy.collective();
+  // First delivery of each chunk to each device.
+  std::unordered_map<std::uint64_t, std::size_t> first;
+  first.reserve(transfers.size());
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    for (ChunkId c : copy.chunks(t)) {
+      auto [it, inserted] = first.try_emplace(pair_key(t.dst, c), i);
+      if (!inserted && transfers[it->second].end > t.end) it->second = i;
+    }
+  }
+  // Latest first: a delivery is kept when its receiver needs the chunk or sends it on through
+  // a kept transfer (which starts later).
+  std::vector<std::size_t> order(transfers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return transfers[a].start > transfers[b].start; });
+  std::unordered_set<std::uint64_t> forwards;
+  std::vector<char> keep(transfers.size(), 0);
+  for (std::size_t i : order) {
+    const Transfer& t = transfers[i];
+    const ChunkId c = copy.chunks(t)[0];
+    if (first.at(pair_key(t.dst, c)) != i) continue;
+    const auto destinations = collective.destinations(c);
+    const bool needed = std::find(destinations.begin(), destinations.end(), t.dst) !=
+                            destinations.end() ||
+                        forwards.count(pair_key(t.dst, c)) > 0;
+    if (!needed) continue;
+    keep[i] = 1;
+    forwards.insert(pair_key(t.src, c));
+  }
+  Algorithm pruned = with_provenance(collective, copy);
+  for (std::size_t i = 0; i < transfers.size(); ++i)
+    if (keep[i]) {
+      const Transfer& t = transfers[i];
+      pruned.add_transfer(t.src, t.dst, t.start, t.end, copy.chunks(t), t.reduce);
+    }
+  pruned.collective_time = copy.collective_time;
+  return pruned;
+}
+
+Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Collective& reduction) {
+  const auto& transfers = copy_on_transpose.transfers();
+  Time horizon = 0;
+  for (const Transfer& t : transfers) horizon = std::max(horizon, t.end);
+  Algorithm reversed = with_provenance(reduction, copy_on_transpose);
+  reversed.reserve(transfers.size());
+  for (std::size_t i = transfers.size(); i-- > 0;) {
+    const Transfer& t = transfers[i];
+    reversed.add_transfer(t.dst, t.src, horizon - t.end, horizon - t.start,
+                          copy_on_transpose.chunks(t), /*reduce=*/true);
+  }
+  reversed.sort_by_start();
+  reversed.collective_time = horizon;
+  return reversed;
+}
+
+void compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
+  const SimulationResult timed = simulate(algorithm, topology, model);
+  Algorithm retimed = with_provenance(algorithm.collective(), algorithm);
+  retimed.reserve(algorithm.transfers().size());
+  for (std::size_t i = 0; i < algorithm.transfers().size(); ++i) {
+    const Transfer& t = algorithm.transfers()[i];
+    retimed.add_transfer(t.src, t.dst, timed.start[i], timed.end[i], algorithm.chunks(t),
+                         t.reduce);
+  }
+  retimed.sort_by_start();
+  retimed.collective_time = timed.collective_time;
+  algorithm = std::move(retimed);
+}
+
+Algorithm concatenate(const Algorithm& first, const Algorithm& second, Time offset,
+                      const Collective& collective) {
+  Algorithm joined = with_provenance(collective, first);
+  joined.reserve(first.transfers().size() + second.transfers().size());
+  for (const Transfer& t : first.transfers())
+    joined.add_transfer(t.src, t.dst, t.start, t.end, first.chunks(t), t.reduce);
+  for (const Transfer& t : second.transfers())
+    joined.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, second.chunks(t),
+                        t.reduce);
+  joined.collective_time = std::max(first.collective_time, second.collective_time + offset);
+  return joined;
+}
+
+}  // namespace tacos::detail

@@ -1,0 +1,29 @@
+#pragma once
+// Reduction collectives from copy schedules: Reduce-Scatter is the All-Gather of the transposed
+// topology run backwards (Reduce likewise from Broadcast); every transfer then carries a
+// partial sum that its receiver reduces.
+#include "tacos/algorithm/algorithm.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos::detail {
+
+// The same devices with every link reversed (bandwidth and latency kept).
+Topology transpose(const Topology& topology);
+
+// Keeps, for every (NPU, chunk), only the first delivery, and only where the NPU is one of the
+// chunk's destinations or forwards the chunk later: the copy schedule becomes a tree per chunk.
+Algorithm prune_to_trees(const Algorithm& copy);
+
+// Runs a copy schedule on the transposed topology backwards in time and direction; the result
+// implements `reduction` (same chunk numbering) with reduce transfers.
+Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Collective& reduction);
+
+// Re-times a schedule to start every transfer as early as its dependencies and its link's
+// order allow (the simulator's rules). Never later than the recorded times.
+void compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
+
+// Appends `second` after `first` (same collective chunk numbering), shifted by `offset`.
+Algorithm concatenate(const Algorithm& first, const Algorithm& second, Time offset,
+                      const Collective& collective);
+
+}  // namespace tacos::detail
