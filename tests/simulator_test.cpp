@@ -123,6 +123,17 @@ TEST(Simulator, IgnoresRecordedTimesButKeepsLinkOrder) {
   EXPECT_EQ(rb.end, (std::vector<Time>{2 * kLink2, kLink2}));
 }
 
+TEST(Simulator, SourcesHoldTheirChunksFromTheStart) {
+  // Copy collective: a (useless) copy of chunk 0 back to its source NPU 0 does not delay NPU 0's
+  // later send of chunk 0, which leaves as soon as link 0 -> 1 is free.
+  Algorithm a = ring_all_gather();
+  a.add_transfer(3, 0, 3 * kLink, 4 * kLink, 0);
+  a.add_transfer(0, 1, 4 * kLink, 5 * kLink, 0);
+  const SimulationResult r = simulate(a, uniring(4), LinkModel::kTacos);
+  EXPECT_EQ(r.start[13], 3 * kLink);
+  EXPECT_EQ(r.collective_time, 4 * kLink);
+}
+
 TEST(Simulator, EmptyAlgorithm) {
   const Algorithm a(Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1));
   const SimulationResult r = simulate(a, uniring(4), LinkModel::kTacos);
@@ -196,18 +207,41 @@ TEST(Simulator, ReduceWaitsForEveryRecordedPartialSum) {
   const SimulationResult rs = simulate(a, slow, LinkModel::kTacos);
   EXPECT_EQ(rs.start[2], 2 * kLink + kLat);
   EXPECT_EQ(rs.collective_time, 3 * kLink + kLat);
-  // As copies, NPU 1 (a contributor) could send at once.
+  // As copies, NPU 1 forwards the copy recorded to reach it first: it waits for that too.
   Algorithm copies(Collective::make(CollectiveKind::kReduce, 4, 262144, 1, {}, 0));
   copies.add_transfer(3, 2, 0, kLink, 0);
   copies.add_transfer(2, 1, kLink, 2 * kLink, 0);
   copies.add_transfer(1, 0, 2 * kLink, 3 * kLink, 0);
-  EXPECT_EQ(simulate(copies, slow, LinkModel::kTacos).start[2], 0);
+  EXPECT_EQ(simulate(copies, slow, LinkModel::kTacos).start[2], 2 * kLink + kLat);
 
   // A reduce transfer recorded to arrive after the send does not hold it back.
   Algorithm late(Collective::make(CollectiveKind::kReduce, 4, 262144, 1, {}, 0));
   late.add_transfer(3, 1, 0, 10 * kLink, 0, true);  // recorded end after 1's send
   late.add_transfer(1, 0, 0, kLink, 0, true);
   EXPECT_EQ(simulate(late, topo, LinkModel::kTacos).start[1], 0);
+}
+
+TEST(Simulator, DeadlockWaitingForPartialSums) {
+  // Z needs W's partial sum (recorded end 0 <= Z's start), W waits behind V on link 2 -> 1, V
+  // needs R's partial sum of chunk 1 and R needs Z's of chunk 0. (W's recorded end before its
+  // start is what makes the cycle possible.)
+  const Topology topo(3, 0, {Link{1, 0, 50, kLat}, Link{0, 2, 50, kLat}, Link{2, 1, 50, kLat}});
+  Algorithm a(Collective::make(CollectiveKind::kReduce, 3, 1 << 20, 2, {}, 0));
+  const std::vector<ChunkId> both = {0, 1};
+  a.add_transfer(1, 0, 0, 1, 0, true);     // Z
+  a.add_transfer(0, 2, 1, 2, both, true);  // R
+  a.add_transfer(2, 1, 2, 3, 1, true);     // V
+  a.add_transfer(2, 1, 5, 0, 0, true);     // W
+  try {
+    simulate(a, topo, LinkModel::kTacos);
+    FAIL() << "expected a deadlock";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "simulate: transfer 0 (1 -> 0, chunk 0) never starts: it waits for the partial sum "
+              "of chunk 0 recorded to reach NPU 1 before it (1), but transfer 3 (2 -> 1, chunk 0) "
+              "never runs (deadlock: a dependency cycle through the per-link order of recorded "
+              "starts) (4 of 4 transfers never start)");
+  }
 }
 
 TEST(Simulator, AllReduceCopyAfterReductionWaits) {
@@ -223,6 +257,22 @@ TEST(Simulator, AllReduceCopyAfterReductionWaits) {
   expect_reproduces(a, simulate(a, topo, LinkModel::kTacos));
   const SimulationResult astra = simulate(a, topo, LinkModel::kAstra);
   expect_reproduces(a, astra);  // the copies wait for the reductions, not for the link
+}
+
+TEST(Simulator, AllReduceForwardWaitsForTheFinishedCopy) {
+  // All-Reduce on the line 0 <-> 1 <-> 2; chunk 0 is reduced towards NPU 0 (2 -> 1 -> 0), then
+  // copied back out (0 -> 1 -> 2). NPU 1 forwards the finished chunk 0 to 2 only after it came
+  // back from 0, not as soon as its own partial sum is complete.
+  const Topology topo(
+      3, 0,
+      {Link{0, 1, 50, kLat}, Link{1, 0, 50, kLat}, Link{1, 2, 50, kLat}, Link{2, 1, 50, kLat}});
+  Algorithm a(Collective::make(CollectiveKind::kAllReduce, 3, 3 * 262144, 1));
+  a.add_transfer(2, 1, 0, kLink, 0, true);
+  a.add_transfer(1, 0, kLink, 2 * kLink, 0, true);
+  a.add_transfer(0, 1, 2 * kLink, 3 * kLink, 0);
+  a.add_transfer(1, 2, 3 * kLink, 4 * kLink, 0);
+  for (LinkModel model : {LinkModel::kTacos, LinkModel::kAstra})
+    expect_reproduces(a, simulate(a, topo, model));
 }
 
 // Random topologies and collectives: flood chunks over random links, each (device, chunk)
@@ -291,10 +341,20 @@ TEST(Simulator, AsEarlyAsPossibleIsReproduced) {
     const SimulationResult r = simulate(a, topo, model);
     expect_reproduces(a, r);
     EXPECT_EQ(r.collective_time, v.collective_time);
-    // Index order does not matter: the same schedule sorted by start.
+    // Index order does not matter: the same schedule sorted by start, and shuffled.
     Algorithm sorted = a;
     sorted.sort_by_start();
     expect_reproduces(sorted, simulate(sorted, topo, model));
+    std::vector<std::size_t> order(a.transfers().size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    Algorithm shuffled(collective);
+    for (std::size_t i : order) {
+      const Transfer& t = a.transfers()[i];
+      shuffled.add_transfer(t.src, t.dst, t.start, t.end, a.chunks(t), t.reduce);
+    }
+    expect_reproduces(shuffled, simulate(shuffled, topo, model));
+    EXPECT_TRUE(verify_algorithm(shuffled, topo, model).ok);
   }
 }
 

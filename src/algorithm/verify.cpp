@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "tacos/collective/collective.h"
@@ -29,19 +30,6 @@ std::string us(Time ps) { return format_micros(ps) + " us"; }
 std::string link_name(const Topology& topology, LinkId id) {
   const Link& l = topology.link(id);
   return std::to_string(l.src) + " -> " + std::to_string(l.dst);
-}
-
-// Counting sort of items 0..n-1 into `buckets` groups; `bucket_of(i)` is in [0, buckets).
-// Items keep their relative order inside a bucket.
-template <typename BucketOf>
-void group_by(std::size_t n, std::size_t buckets, BucketOf bucket_of,
-              std::vector<std::int64_t>& offsets, std::vector<std::uint32_t>& items) {
-  offsets.assign(buckets + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) ++offsets[bucket_of(i) + 1];
-  for (std::size_t b = 0; b < buckets; ++b) offsets[b + 1] += offsets[b];
-  items.resize(n);
-  std::vector<std::int64_t> fill(offsets.begin(), offsets.end() - 1);
-  for (std::size_t i = 0; i < n; ++i) items[fill[bucket_of(i)]++] = static_cast<std::uint32_t>(i);
 }
 
 }  // namespace
@@ -196,11 +184,16 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
 
   // 3. Per link, transfers by (start, index): none may start while an earlier one keeps the
   // link busy (tacos: until its end; astra: until its bytes are serialized).
-  std::vector<std::int64_t> link_offsets;
-  std::vector<std::uint32_t> by_link;
-  group_by(
-      num_transfers, static_cast<std::size_t>(topology.num_links()),
-      [&](std::size_t i) { return static_cast<std::size_t>(link_of[i]); }, link_offsets, by_link);
+  std::vector<std::int64_t> link_offsets(static_cast<std::size_t>(topology.num_links()) + 1, 0);
+  for (LinkId l : link_of) ++link_offsets[l + 1];
+  for (LinkId l = 0; l < topology.num_links(); ++l) link_offsets[l + 1] += link_offsets[l];
+  // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
+  std::vector<std::pair<Time, std::uint32_t>> by_link(num_transfers);
+  {
+    std::vector<std::int64_t> fill(link_offsets.begin(), link_offsets.end() - 1);
+    for (std::size_t i = 0; i < num_transfers; ++i)
+      by_link[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+  }
   auto busy_until = [&](std::uint32_t i) {
     const Transfer& t = transfers[i];
     if (model == LinkModel::kTacos) return t.end;
@@ -210,32 +203,30 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   Time conflict_time = 0;
   std::string conflict_error;
   for (LinkId l = 0; l < topology.num_links(); ++l) {
-    auto begin = by_link.begin() + link_offsets[l];
-    auto end = by_link.begin() + link_offsets[l + 1];
-    std::sort(begin, end, [&](std::uint32_t a, std::uint32_t b) {
-      return transfers[a].start != transfers[b].start ? transfers[a].start < transfers[b].start
-                                                      : a < b;
-    });
+    const auto begin = by_link.begin() + link_offsets[l];
+    const auto end = by_link.begin() + link_offsets[l + 1];
+    if (!std::is_sorted(begin, end)) std::sort(begin, end);
     Time busy = std::numeric_limits<Time>::min();
     std::uint32_t holder = 0;
     for (auto it = begin; it != end; ++it) {
-      const Transfer& t = transfers[*it];
+      const std::uint32_t i = it->second;
+      const Transfer& t = transfers[i];
       if (t.start < busy) {
         if (!conflict || t.start < conflict_time) {
           conflict = true;
           conflict_time = t.start;
           conflict_error = "link " + link_name(topology, l) +
-                           " carries two transfers at once: " + describe_transfer(algorithm, *it) +
+                           " carries two transfers at once: " + describe_transfer(algorithm, i) +
                            " starts at " + us(t.start) + " while " +
                            describe_transfer(algorithm, holder) + " keeps it busy until " +
                            us(busy);
         }
         break;
       }
-      const Time until = busy_until(*it);
+      const Time until = busy_until(i);
       if (until > busy) {
         busy = until;
-        holder = *it;
+        holder = i;
       }
     }
   }

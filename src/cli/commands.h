@@ -7,5 +7,7 @@ namespace tacos::cli {
 // tacos::Error on bad input.
 void add_synthesize_command(CLI::App& app);
 void add_topology_command(CLI::App& app);
+void add_bound_command(CLI::App& app);
+void add_visualize_command(CLI::App& app);
 
 }  // namespace tacos::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tacos ") + TACOS_VERSION);
   tacos::cli::add_synthesize_command(app);
   tacos::cli::add_topology_command(app);
+  tacos::cli::add_bound_command(app);
+  tacos::cli::add_visualize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

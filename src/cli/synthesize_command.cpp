@@ -11,6 +11,7 @@
 #include "common_options.h"
 #include "progress.h"
 #include "tacos/algorithm/verify.h"
+#include "tacos/collective/npu_list.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
@@ -29,6 +30,10 @@ struct SynthesizeCommand {
   TopologyOptions topology;
   SynthesisFlags flags;
   std::string collective = "all-gather";
+  NpuId root = 0;
+  bool root_given = false;
+  std::string npus;
+  std::string all_reduce_mode = "pipelined";
   std::string size = "64MiB";
   int trials = 1;
   int threads = 0;
@@ -44,7 +49,12 @@ struct SynthesizeCommand {
     if (threads < 0) throw Error("--threads: must not be negative");
     const Topology full = topology.load();
     const Topology network = full.unwind_switches();
-    const Collective coll = Collective::make(kind, network.npus(), bytes, flags.chunks_per_npu);
+    if (root_given && !has_root(kind))
+      throw Error("--root: " + to_string(kind) + " has no root");
+    const std::vector<NpuId> members = npus.empty() ? std::vector<NpuId>{} : parse_npu_list(npus);
+    const Collective coll =
+        Collective::make(kind, network.npus(), bytes, flags.chunks_per_npu, members, root);
+    const AllReduceMode mode = parse_all_reduce_mode(all_reduce_mode);
     if (time_only && !out_dir.empty())
       throw Error("--out cannot be combined with --time-only (no transfers are kept)");
     if (!out_dir.empty() && std::filesystem::exists(out_dir) &&
@@ -57,6 +67,7 @@ struct SynthesizeCommand {
     options.threads = threads;
     options.link_model = model;
     options.keep_transfers = !time_only;
+    options.all_reduce_mode = mode;
     ProgressReporter progress("synthesize");
     options.progress = [&progress](double f) { progress.update(f); };
     SynthesisResult result = synthesize_tacos(network, coll, options);
@@ -88,6 +99,9 @@ struct SynthesizeCommand {
       out["npus"] = network.npus();
       out["links"] = network.num_links();
       out["collective"] = to_string(kind);
+      out["npus_in_collective"] = coll.num_members();
+      if (has_root(kind)) out["root"] = coll.root();
+      if (kind == CollectiveKind::kAllReduce) out["all_reduce_mode"] = to_string(mode);
       out["size_bytes"] = bytes;
       out["chunks_per_npu"] = flags.chunks_per_npu;
       out["chunk_bytes"] = coll.chunk_bytes();
@@ -109,6 +123,9 @@ struct SynthesizeCommand {
     std::printf("tacos %s on %s: %d NPUs, %d links, link model %s\n", to_string(kind).c_str(),
                 full.name().c_str(), network.npus(), network.num_links(),
                 to_string(model).c_str());
+    if (coll.num_members() != network.npus() || has_root(kind))
+      std::printf("  collective       %d NPUs%s\n", coll.num_members(),
+                  has_root(kind) ? (", root " + std::to_string(coll.root())).c_str() : "");
     std::printf("  size             %s per NPU, %d chunk(s) per NPU of %s\n",
                 format_bytes(bytes).c_str(), flags.chunks_per_npu,
                 format_bytes(coll.chunk_bytes()).c_str());
@@ -130,11 +147,24 @@ void add_synthesize_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "synthesize", "Synthesize a collective algorithm with TACOS, verify it and report its time");
   cmd->topology.add_to(*sub);
-  sub->add_option("--collective", cmd->collective, "Collective to synthesize: all-gather")
+  sub->add_option("--collective", cmd->collective,
+                  "all-gather, reduce-scatter, all-reduce, broadcast, reduce, gather, scatter or "
+                  "all-to-all")
       ->capture_default_str();
   sub->add_option("--size", cmd->size,
-                  "Collective buffer per NPU (All-Gather: the output buffer), e.g. 64MiB, 1GiB, "
-                  "512KB")
+                  "The collective's whole buffer per NPU: All-Gather output, Reduce-Scatter "
+                  "input, All-Reduce buffer, Broadcast/Reduce buffer, Gather output at the root, "
+                  "Scatter input at the root, All-to-All send buffer; e.g. 64MiB, 1GiB, 512KB")
+      ->capture_default_str();
+  sub->add_option("--root", cmd->root,
+                  "Root NPU of broadcast, reduce, gather and scatter (default 0)")
+      ->each([cmd](const std::string&) { cmd->root_given = true; });
+  sub->add_option("--npus", cmd->npus,
+                  "Run the collective among these NPUs only, e.g. 0-7,16-23 (a process group); "
+                  "every NPU may still relay. Default: all NPUs");
+  sub->add_option("--all-reduce-mode", cmd->all_reduce_mode,
+                  "All-Reduce as 'sequential' (Reduce-Scatter, then All-Gather) or 'pipelined' "
+                  "(each chunk's All-Gather starts once its reduction is done)")
       ->capture_default_str();
   cmd->flags.add_to(*sub);
   sub->add_option("--trials", cmd->trials, "Seeds tried (seed, seed+1, ...); the fastest is kept")

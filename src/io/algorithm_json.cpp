@@ -29,9 +29,11 @@
 //
 // src and dst are device ids of the topology (NPUs 0..N-1, then switches); chunk ids are
 // 0..num_chunks-1 in the order Collective::make defines (all-gather: member-major, K pieces per
-// member); a message of n chunks moves n * chunk_bytes bytes. Unknown top-level keys are ignored
-// on input; every malformed known field is an error "FILE: field 'NAME': expected ...".
-// The reader streams the transfers (SAX), so files with millions of transfers need no JSON tree.
+// member); a message of n chunks moves n * chunk_bytes bytes; end_ps >= start_ps. Unknown
+// top-level keys are ignored on input; every malformed known field is a one-line error
+// "FILE: field 'transfers[12][2]': expected ..." and bad JSON syntax "FILE:LINE: invalid JSON:
+// ...". The reader streams the transfers (SAX), so files with millions of transfers need no JSON
+// tree.
 #include "tacos/io/algorithm_json.h"
 
 #include <charconv>

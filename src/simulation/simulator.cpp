@@ -4,10 +4,11 @@
 //  - per link, a FIFO queue: the link's transfers sorted by (recorded start, index), a head
 //    cursor and a free flag;
 //  - per (device u, chunk c) that some transfer sends c from, a Group: the transfers sending c
-//    from u (sorted by recorded start) and the reduce transfers delivering c to u (sorted by
-//    recorded end). Groups are grouped by chunk and sorted by device, so an arrival finds its
-//    group by binary search. A group's senders become ready in order (a cursor), each sender
-//    once per chunk it carries; a transfer is ready when all its chunks are.
+//    from u (sorted by recorded start when reductions are involved) and the reduce transfers
+//    delivering c to u (sorted by recorded end). Groups are built one chunk at a time with a
+//    scratch device -> group array, and each chunk-pool entry remembers the group its arrival
+//    feeds. A group's senders become ready in order (a cursor), each sender once per chunk it
+//    carries; a transfer is ready when all its chunks are (a pending count).
 //  - a min-heap of (time, kind, id) events: a link becoming free, a message arriving.
 #include "tacos/simulation/simulator.h"
 
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <utility>
 #include <vector>
 
 #include "tacos/algorithm/verify.h"
@@ -29,17 +31,29 @@ struct Group {
   DeviceId device = 0;
   bool source = false;             // the device holds the chunk at time 0
   bool arrived = false;            // some transfer has delivered the chunk to the device
+  bool copy_arrived = false;       // some copy (not reduce) transfer has delivered it
+  bool scan = false;               // reduction rules: senders have modes, checked one by one
   std::uint32_t sender_begin = 0;  // into senders
   std::uint32_t sender_end = 0;
   std::uint32_t rin_begin = 0;  // into rin_tx / rin_done: reduce transfers delivering the chunk
   std::uint32_t rin_end = 0;
-  std::uint32_t woken = 0;        // senders [sender_begin, woken) have the chunk
+  std::uint32_t woken = 0;        // copy rules: senders [sender_begin, woken) have the chunk
   std::uint32_t done_prefix = 0;  // reduce deliveries [rin_begin, done_prefix) have arrived
 };
 
+// When a sender has its chunk, under the reduction rules (see simulator.h).
+enum class Wait : std::uint8_t {
+  kNothing,     // its device is a source (contributor) and nothing was recorded to arrive before
+  kFirstAny,    // the first delivery of the chunk to its device
+  kFirstCopy,   // the first copy delivery (it forwards a finished value)
+  kPartialSums  // the first `need` reduce deliveries by recorded end (it sends a partial sum)
+};
+
 struct Sender {
-  std::uint32_t tx;    // a transfer sending the group's chunk from the group's device
-  std::uint32_t need;  // how many of the group's reduce deliveries (by recorded end) it waits for
+  std::uint32_t tx;        // a transfer sending the group's chunk from the group's device
+  std::uint32_t need = 0;  // kPartialSums: how many reduce deliveries it waits for
+  Wait wait = Wait::kFirstAny;
+  bool woken = false;  // scan groups only
 };
 
 struct Event {
@@ -97,17 +111,18 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   for (int l = 0; l < num_links; ++l) link_offsets[l + 1] += link_offsets[l];
   std::vector<std::uint32_t> by_link(num_transfers);
   {
+    // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
+    std::vector<std::pair<Time, std::uint32_t>> queue(num_transfers);
     std::vector<std::uint32_t> fill(link_offsets.begin(), link_offsets.end() - 1);
     for (std::size_t i = 0; i < num_transfers; ++i)
-      by_link[fill[link_of[i]]++] = static_cast<std::uint32_t>(i);
+      queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+    for (int l = 0; l < num_links; ++l) {
+      const auto begin = queue.begin() + link_offsets[l];
+      const auto end = queue.begin() + link_offsets[l + 1];
+      if (!std::is_sorted(begin, end)) std::sort(begin, end);
+    }
+    for (std::size_t k = 0; k < num_transfers; ++k) by_link[k] = queue[k].second;
   }
-  for (int l = 0; l < num_links; ++l)
-    std::sort(by_link.begin() + link_offsets[l], by_link.begin() + link_offsets[l + 1],
-              [&](std::uint32_t a, std::uint32_t b) {
-                return transfers[a].start != transfers[b].start
-                           ? transfers[a].start < transfers[b].start
-                           : a < b;
-              });
 
   // Per chunk: its pool entries (one per transfer carrying it) in transfer index order, with the
   // transfer's endpoints copied in so that the per-chunk passes below read memory in sequence.
@@ -137,6 +152,11 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     }
   }
   auto is_reduce = [&](const Entry& e) { return any_reduce && transfers[e.tx].reduce; };
+  // Copy collectives: a chunk is at a source from time 0, elsewhere from its first arrival.
+  // Reductions (or any reduce transfer) use the rules in simulator.h, per sender.
+  const bool reduction_rules = any_reduce || is_reduction(collective.kind());
+  constexpr Time kForever = std::numeric_limits<Time>::max();
+  std::vector<Time> first_copy_end;  // per group of the chunk at hand: earliest recorded copy end
 
   // Groups, built chunk by chunk with a scratch map device -> group (reset after each chunk),
   // and for every pool entry the group its arrival feeds (kNoGroup: nobody sends the chunk on).
@@ -169,9 +189,15 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
         }
         ++groups[group_of[e->src]].sender_end;
       }
+      first_copy_end.assign(groups.size() - first_group, kForever);
       for (const Entry* e = begin; e != end; ++e) {
         deliver_group[e->pool] = group_of[e->dst];
-        if (group_of[e->dst] != kNoGroup && is_reduce(*e)) ++groups[group_of[e->dst]].rin_end;
+        if (group_of[e->dst] == kNoGroup) continue;
+        if (is_reduce(*e))
+          ++groups[group_of[e->dst]].rin_end;
+        else if (reduction_rules)
+          first_copy_end[group_of[e->dst] - first_group] =
+              std::min(first_copy_end[group_of[e->dst] - first_group], transfers[e->tx].end);
       }
       const auto sources = collective.sources(c);
       std::size_t num_senders = senders.size(), rins = rin_tx.size();
@@ -188,7 +214,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       senders.resize(num_senders);
       rin_tx.resize(rins);
       for (const Entry* e = begin; e != end; ++e) {
-        senders[groups[group_of[e->src]].sender_end++] = Sender{e->tx, 0};
+        senders[groups[group_of[e->src]].sender_end++] = Sender{e->tx};
         if (group_of[e->dst] != kNoGroup && is_reduce(*e))
           rin_tx[groups[group_of[e->dst]].rin_end++] = e->tx;
       }
@@ -197,16 +223,26 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
         group.woken = group.sender_begin;
         group.done_prefix = group.rin_begin;
         group_of[group.device] = kNoGroup;
-        if (group.rin_begin == group.rin_end) continue;  // copies only: nothing to wait for
+        if (!reduction_rules) continue;  // copy rules: every sender waits for source || arrived
+        group.scan = true;
         std::sort(senders.begin() + group.sender_begin, senders.begin() + group.sender_end,
                   [&](const Sender& a, const Sender& b) { return by_start(a.tx, b.tx); });
         std::sort(rin_tx.begin() + group.rin_begin, rin_tx.begin() + group.rin_end, by_end);
         std::uint32_t need = 0;  // reduce deliveries with a recorded end <= the sender's start
         for (std::uint32_t k = group.sender_begin; k < group.sender_end; ++k) {
+          const Transfer& t = transfers[senders[k].tx];
           while (group.rin_begin + need < group.rin_end &&
-                 transfers[rin_tx[group.rin_begin + need]].end <= transfers[senders[k].tx].start)
+                 transfers[rin_tx[group.rin_begin + need]].end <= t.start)
             ++need;
           senders[k].need = need;
+          if (!t.reduce && first_copy_end[g - first_group] <= t.start)
+            senders[k].wait = Wait::kFirstCopy;
+          else if (need > 0)
+            senders[k].wait = Wait::kPartialSums;
+          else if (group.source)
+            senders[k].wait = Wait::kNothing;
+          else
+            senders[k].wait = Wait::kFirstAny;
         }
       }
       group_offsets[c + 1] = static_cast<std::uint32_t>(groups.size());
@@ -214,54 +250,12 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   }
   by_chunk = {};
 
-  // Renumber the groups by the lowest index among their senders (counting sort). Producers
-  // usually list transfers in time order, and then the event loop below touches groups almost
-  // in sequence instead of jumping between chunks: far fewer cache misses at 10^7 transfers.
-  std::vector<std::uint32_t> renumber(groups.size());
-  {
-    std::vector<std::uint32_t> key(groups.size());
-    std::vector<std::uint32_t> offsets(num_transfers + 1, 0);
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      std::uint32_t lowest = std::numeric_limits<std::uint32_t>::max();
-      for (std::uint32_t k = groups[g].sender_begin; k < groups[g].sender_end; ++k)
-        lowest = std::min(lowest, senders[k].tx);
-      key[g] = lowest;
-      ++offsets[lowest + 1];
-    }
-    for (std::size_t i = 0; i < num_transfers; ++i) offsets[i + 1] += offsets[i];
-    for (std::size_t g = 0; g < groups.size(); ++g) renumber[g] = offsets[key[g]]++;
-    key = {};
-    offsets = {};
-    std::vector<Group> new_groups(groups.size());
-    std::vector<Sender> new_senders;
-    std::vector<std::uint32_t> new_rin;
-    new_senders.reserve(senders.size());
-    new_rin.reserve(rin_tx.size());
-    for (std::size_t g = 0; g < groups.size(); ++g) new_groups[renumber[g]] = groups[g];
-    groups = {};
-    for (Group& g : new_groups) {
-      const auto sender_begin = static_cast<std::uint32_t>(new_senders.size());
-      new_senders.insert(new_senders.end(), senders.begin() + g.sender_begin,
-                         senders.begin() + g.sender_end);
-      const auto rin_begin = static_cast<std::uint32_t>(new_rin.size());
-      new_rin.insert(new_rin.end(), rin_tx.begin() + g.rin_begin, rin_tx.begin() + g.rin_end);
-      g.sender_begin = g.woken = sender_begin;
-      g.sender_end = static_cast<std::uint32_t>(new_senders.size());
-      g.rin_begin = g.done_prefix = rin_begin;
-      g.rin_end = static_cast<std::uint32_t>(new_rin.size());
-    }
-    groups = std::move(new_groups);
-    senders = std::move(new_senders);
-    rin_tx = std::move(new_rin);
-    for (std::uint32_t& g : deliver_group)
-      if (g != kNoGroup) g = renumber[g];
-  }
   std::vector<char> rin_done(rin_tx.size(), 0);
 
   // The group of (device, chunk), for diagnostics only (linear in the chunk's groups).
   auto find_group = [&](ChunkId c, DeviceId device) -> const Group* {
     for (std::uint32_t g = group_offsets[c]; g < group_offsets[c + 1]; ++g)
-      if (groups[renumber[g]].device == device) return &groups[renumber[g]];
+      if (groups[g].device == device) return &groups[g];
     return nullptr;
   };
 
@@ -307,13 +301,30 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     const LinkId l = link_of[x];
     if (head[l] < link_offsets[l + 1] && by_link[head[l]] == x) try_start(l, now);
   };
-  auto advance = [&](Group& g, Time now) {
-    while (g.woken < g.sender_end) {
-      const std::uint32_t need = senders[g.woken].need;
-      const bool ready = need == 0 ? g.source || g.arrived : g.done_prefix - g.rin_begin >= need;
-      if (!ready) break;
-      wake(senders[g.woken++].tx, now);
+  auto ready = [&](const Group& g, const Sender& s) {
+    switch (s.wait) {
+      case Wait::kNothing:
+        return true;
+      case Wait::kFirstAny:
+        return g.arrived;
+      case Wait::kFirstCopy:
+        return g.copy_arrived;
+      case Wait::kPartialSums:
+        return g.done_prefix - g.rin_begin >= s.need;
     }
+    return false;
+  };
+  auto advance = [&](Group& g, Time now) {
+    if (!g.scan) {
+      if (!g.source && !g.arrived) return;
+      while (g.woken < g.sender_end) wake(senders[g.woken++].tx, now);
+      return;
+    }
+    for (std::uint32_t k = g.sender_begin; k < g.sender_end; ++k)
+      if (!senders[k].woken && ready(g, senders[k])) {
+        senders[k].woken = true;
+        wake(senders[k].tx, now);
+      }
   };
 
   for (Group& g : groups) advance(g, 0);
@@ -332,13 +343,14 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       if (group == kNoGroup) continue;  // nobody sends this chunk on from t.dst
       Group* g = &groups[group];
       g->arrived = true;
+      if (!t.reduce) g->copy_arrived = true;
       if (t.reduce) {
         auto begin = rin_tx.begin() + g->rin_begin;
         auto end = rin_tx.begin() + g->rin_end;
         auto it = std::lower_bound(begin, end, e.id, [&](std::uint32_t a, std::uint32_t x) {
           return transfers[a].end != transfers[x].end ? transfers[a].end < transfers[x].end : a < x;
         });
-        if (it != end && *it == e.id) rin_done[it - rin_tx.begin()] = 1;
+        for (; it != end && *it == e.id; ++it) rin_done[it - rin_tx.begin()] = 1;
         while (g->done_prefix < g->rin_end && rin_done[g->done_prefix]) ++g->done_prefix;
       }
       advance(*g, e.time);
@@ -356,24 +368,29 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     const Group* g = find_group(c, t.src);
     if (g == nullptr) continue;
     std::uint32_t position = g->sender_end;
-    for (std::uint32_t p = g->woken; p < g->sender_end; ++p)
-      if (senders[p].tx == stuck) {
+    for (std::uint32_t p = g->scan ? g->sender_begin : g->woken; p < g->sender_end; ++p)
+      if (senders[p].tx == stuck && !(g->scan && senders[p].woken)) {
         position = p;
         break;
       }
     if (position == g->sender_end) continue;  // this chunk is present
     const std::string chunk = "chunk " + std::to_string(c);
     const std::string at = describe_device(topology, t.src);
-    if (senders[position].need > 0) {
-      std::uint32_t missing = g->done_prefix;
-      why = "it waits for the partial sums of " + chunk + " that " +
-            std::to_string(senders[position].need) + " reduce transfers deliver to " + at +
-            ", but transfer " + std::to_string(rin_tx[missing]) + " never arrives";
+    const std::string cycle =
+        " (deadlock: a dependency cycle through the per-link order of recorded starts)";
+    const Sender& sender = senders[position];
+    if (g->scan && sender.wait == Wait::kPartialSums) {
+      why = "it waits for " +
+            std::string(sender.need == 1 ? "the partial sum" : "all partial sums") + " of " +
+            chunk + " recorded to reach " + at + " before it (" + std::to_string(sender.need) +
+            "), but " + describe_transfer(algorithm, rin_tx[g->done_prefix]) + " never runs" +
+            cycle;
       break;
     }
+    const bool copies_only = g->scan && sender.wait == Wait::kFirstCopy;
     std::size_t deliverer = num_transfers;
     for (std::size_t i = 0; i < num_transfers && deliverer == num_transfers; ++i)
-      if (transfers[i].dst == t.src)
+      if (transfers[i].dst == t.src && !(copies_only && transfers[i].reduce))
         for (ChunkId d : algorithm.chunks(transfers[i]))
           if (d == c) {
             deliverer = i;
@@ -382,10 +399,9 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     if (deliverer == num_transfers)
       why = chunk + " is not at " + at + " at the start and no transfer delivers it there";
     else
-      why = "it waits for " + chunk + " at " + at + ", but the transfers that deliver it (e.g. " +
-            describe_transfer(algorithm, deliverer) +
-            ") never run (deadlock: a dependency cycle through the per-link order of recorded "
-            "starts)";
+      why = "it waits for " + chunk + (copies_only ? " (a finished copy)" : "") + " at " + at +
+            ", but the transfers that deliver it (e.g. " + describe_transfer(algorithm, deliverer) +
+            ") never run" + cycle;
     break;
   }
   throw Error("simulate: " + describe_transfer(algorithm, stuck) + " never starts: " + why + " (" +

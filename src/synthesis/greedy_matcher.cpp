@@ -64,7 +64,6 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     link_delay_rank_[l] = static_cast<std::uint16_t>(
         std::lower_bound(distinct.begin(), distinct.end(), link_arrival_delay_[l]) -
         distinct.begin());
-  rank_buckets_.resize(delay_ranks_);
 
   heterogeneous_ingress_.assign(npus_, 0);
   for (NpuId v = 0; v < npus_; ++v) {
@@ -78,8 +77,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     moving_.assign(chunks_, 0);
     destination_.assign(chunks_, -1);
   } else {
-    has_.resize(npus_, chunks_);
-    pending_.resize(npus_, chunks_);
+    state_.resize(npus_, 2 * chunks_);
   }
   if (unicast_ || relays_) compute_distances();
   log_.resize(npus_);
@@ -158,11 +156,11 @@ void GreedyMatcher::seed_initial_holdings() {
   } else {
     for (ChunkId c = 0; c < chunks_; ++c) {
       for (NpuId src : collective_.sources(c)) {
-        has_.set(src, c);
+        state_.set(src, 2 * (c));
         log_[src].push_back(c);
       }
       for (NpuId dst : collective_.destinations(c))
-        if (!has_.test(dst, c)) {
+        if (!has(dst, c)) {
           ++remaining_;
           if (relays_) lacking_.set(c, member_index_[dst]);
         }
@@ -196,7 +194,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
     holder_[chunk] = npu;
     reached_destination = npu == destination_[chunk];
   } else {
-    has_.set(npu, chunk);
+    state_.set(npu, 2 * (chunk));
     reached_destination = member_index_[npu] >= 0;
     if (relays_ && reached_destination) lacking_.reset(chunk, member_index_[npu]);
   }
@@ -221,7 +219,7 @@ bool GreedyMatcher::useful(LinkId link, ChunkId chunk) const {
     return l.dst == destination_[chunk] ||
            remaining_distance(l.dst, chunk) < remaining_distance(l.src, chunk);
   }
-  if (has_.test(l.dst, chunk)) return false;
+  if (has(l.dst, chunk)) return false;
   if (!relays_ || member_index_[l.dst] >= 0) return true;
   return closer_.intersects(link, lacking_, chunk);
 }
@@ -230,7 +228,7 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
   if (!useful(link, chunk)) return false;
   if (unicast_) return true;
   const NpuId v = topology_.link(link).dst;
-  if (!pending_.test(v, chunk)) return true;
+  if (!pending(v, chunk)) return true;
   // Already on its way to v: only a faster delivery is worth a second copy.
   if (!heterogeneous_ingress_[v]) return false;
   const auto it = pending_arrival_.find(pair_key(v, chunk));
@@ -265,7 +263,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
     deliver(v, chunk, now);
     return;
   }
-  if (has_.test(v, chunk)) {
+  if (has(v, chunk)) {
     // A faster path won: carry a replacement the source held at the start, if any.
     chunk = find_replacement(flight, now);
     if (chunk < 0) {
@@ -274,8 +272,8 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
     }
     if (flight.record >= 0) records_[flight.record].chunk = chunk;
   }
-  if (pending_.test(v, chunk)) {
-    pending_.reset(v, chunk);
+  if (pending(v, chunk)) {
+    state_.reset(v, 2 * (chunk) + 1);
     if (heterogeneous_ingress_[v]) pending_arrival_.erase(pair_key(v, chunk));
   }
   deliver(v, chunk, now);
@@ -308,35 +306,49 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   std::uint32_t* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
   int size = window_size_[link];
   const auto& source_log = log_[l.src];
+  std::uint32_t cursor = cursor_[link];
+  auto refill = [&] {
+    while (size < window_capacity_ && cursor < source_log.size()) {
+      if (offerable(link, source_log[cursor], arrival)) window[size++] = cursor;
+      ++cursor;
+    }
+  };
   // Entries that stopped being useful leave the window for good: usefulness only decreases
   // (v got them, they moved on, or they are on their way and this link only gets later).
-  for (int i = 0; i < size;) {
-    if (offerable(link, source_log[window[i]], arrival))
-      ++i;
-    else
-      window[i] = window[--size];
+  // Copy chunks are checked lazily, only when drawn: a uniform draw that rejects stale
+  // entries is still uniform over the live ones, and it saves most of the memory traffic.
+  if (unicast_) {
+    for (int i = 0; i < size;) {
+      if (offerable(link, source_log[window[i]], arrival))
+        ++i;
+      else
+        window[i] = window[--size];
+    }
   }
-  std::uint32_t cursor = cursor_[link];
-  while (size < window_capacity_ && cursor < source_log.size()) {
-    if (offerable(link, source_log[cursor], arrival)) window[size++] = cursor;
-    ++cursor;
+  ChunkId chunk = -1;
+  while (true) {
+    refill();
+    if (size == 0) break;
+    const int pick = choose_from_window(link, window, size);
+    const ChunkId candidate = source_log[window[pick]];
+    window[pick] = window[--size];
+    if (unicast_ || offerable(link, candidate, arrival)) {
+      chunk = candidate;
+      break;
+    }
   }
   cursor_[link] = cursor;
-  if (size == 0) {
-    window_size_[link] = 0;
+  window_size_[link] = static_cast<std::uint8_t>(size);
+  if (chunk < 0) {
     link_state_[link] = LinkState::kIdle;
     idle_out_[l.src].push_back(link);
     return false;
   }
-  const int pick = choose_from_window(link, window, size);
-  const ChunkId chunk = source_log[window[pick]];
-  window[pick] = window[--size];
-  window_size_[link] = static_cast<std::uint8_t>(size);
 
   if (unicast_) {
     moving_[chunk] = 1;
   } else {
-    pending_.set(l.dst, chunk);
+    state_.set(l.dst, 2 * (chunk) + 1);
     if (heterogeneous_ingress_[l.dst]) {
       auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
       if (!inserted) it->second = std::min(it->second, arrival);
@@ -366,15 +378,36 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
 }
 
 void GreedyMatcher::match_queued_links(Time now) {
-  // Fastest links first so that the earliest arrival wins; a seeded shuffle among equals.
-  for (LinkId l : queued_) rank_buckets_[link_delay_rank_[l]].push_back(l);
-  queued_.clear();
-  for (auto& bucket : rank_buckets_) {
-    for (std::size_t i = bucket.size(); i > 1; --i)
-      std::swap(bucket[i - 1], bucket[random_.below(static_cast<std::uint32_t>(i))]);
-    for (LinkId l : bucket) try_start(l, now);
-    bucket.clear();
+  // Links into the same NPU compete for its needs: offer them fastest first (the earliest
+  // arrival wins), in seeded random order among equals. Links into different NPUs do not
+  // interact, so they go NPU by NPU, which keeps each NPU's state bits in cache.
+  const std::size_t count = queued_.size();
+  if (count == 0) return;
+  sort_keys_.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const LinkId l = queued_[i];
+    const std::uint64_t key = (static_cast<std::uint64_t>(topology_.link(l).dst) << 40) |
+                              (static_cast<std::uint64_t>(link_delay_rank_[l]) << 24) |
+                              (random_.next() >> 40);
+    sort_keys_[i] = {key, l};
   }
+  queued_.clear();
+  if (count * 8 < static_cast<std::size_t>(npus_)) {
+    std::sort(sort_keys_.begin(), sort_keys_.end());
+  } else {
+    // Counting sort by destination, then each (small) destination group by its key.
+    dst_offsets_.assign(npus_ + 1, 0);
+    for (const auto& [key, l] : sort_keys_) ++dst_offsets_[(key >> 40) + 1];
+    for (int v = 0; v < npus_; ++v) dst_offsets_[v + 1] += dst_offsets_[v];
+    sorted_keys_.resize(count);
+    std::vector<std::uint32_t> fill(dst_offsets_.begin(), dst_offsets_.end() - 1);
+    for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
+    for (int v = 0; v < npus_; ++v)
+      if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
+        std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
+    sort_keys_.swap(sorted_keys_);
+  }
+  for (const auto& [key, l] : sort_keys_) try_start(l, now);
 }
 
 void GreedyMatcher::run() {
@@ -397,7 +430,7 @@ void GreedyMatcher::run() {
   if (remaining_ > 0) {
     for (ChunkId c = 0; c < chunks_; ++c)
       for (NpuId dst : collective_.destinations(c))
-        if (unicast_ ? holder_[c] != dst : !has_.test(dst, c))
+        if (unicast_ ? holder_[c] != dst : !has(dst, c))
           throw Error("synthesize: chunk " + std::to_string(c) + " can never reach NPU " +
                       std::to_string(dst) + " (no path from its source)");
   }

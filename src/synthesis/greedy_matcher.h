@@ -123,8 +123,11 @@ class GreedyMatcher {
   std::vector<char> heterogeneous_ingress_;
   std::unordered_map<std::uint64_t, Time> pending_arrival_;
 
-  BitMatrix has_;
-  BitMatrix pending_;
+  // Per NPU, two bits per chunk side by side (has it, has it on the way) so that one cache
+  // line answers both questions.
+  BitMatrix state_;
+  bool has(NpuId npu, ChunkId chunk) const { return state_.test(npu, 2 * chunk); }
+  bool pending(NpuId npu, ChunkId chunk) const { return state_.test(npu, 2 * chunk + 1); }
   std::vector<std::vector<ChunkId>> log_;  // per NPU, chunks in arrival order
   std::vector<std::uint32_t> cursor_;      // per link, into log_[src]
   // Per link, window_capacity_ slots of positions in log_[src]: positions, not chunk ids, so
@@ -134,7 +137,9 @@ class GreedyMatcher {
   std::vector<LinkState> link_state_;
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
-  std::vector<std::vector<LinkId>> rank_buckets_;
+  std::vector<std::pair<std::uint64_t, LinkId>> sort_keys_;    // (dst, delay rank, random)
+  std::vector<std::pair<std::uint64_t, LinkId>> sorted_keys_;
+  std::vector<std::uint32_t> dst_offsets_;
 
   std::vector<Flight> flights_;
   std::vector<std::uint32_t> free_flights_;

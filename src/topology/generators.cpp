@@ -15,7 +15,8 @@ constexpr std::int64_t kMaxNpus = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxLinks = std::int64_t{1} << 26;
 
 constexpr const char* kKinds =
-    "ring, uniring, fc, switch, mesh2d, torus2d, mesh3d, torus3d, hypercube";
+    "ring, uniring, fc, switch, mesh2d, torus2d, mesh3d, torus3d, hypercube, dgx1, dgx-a100, "
+    "dgx-h100";
 
 // How the NPUs of one dimension group (or one mesh/torus axis) are wired together.
 enum class Wiring { kLine, kRing, kUniRing, kFullyConnected, kSwitch };
@@ -234,6 +235,131 @@ class Builder {
   std::vector<Link> links_;
 };
 
+// ---- Real systems (numbers and sources: docs/topologies.md) --------------------------------
+
+// DGX-1 (V100) hybrid cube-mesh: NVLinks between each GPU pair (6 per GPU, 24 in all).
+constexpr int kDgx1Gpus = 8;
+constexpr int kDgx1NvLinks[kDgx1Gpus][kDgx1Gpus] = {
+    {0, 2, 1, 1, 2, 0, 0, 0}, {2, 0, 1, 2, 0, 1, 0, 0}, {1, 1, 0, 2, 0, 0, 2, 0},
+    {1, 2, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2, 1, 1}, {0, 1, 0, 0, 2, 0, 1, 2},
+    {0, 0, 2, 0, 1, 1, 0, 2}, {0, 0, 0, 1, 1, 2, 2, 0},
+};
+
+constexpr bool dgx1_matrix_is_symmetric() {
+  for (int a = 0; a < kDgx1Gpus; ++a)
+    for (int b = 0; b < kDgx1Gpus; ++b)
+      if (kDgx1NvLinks[a][b] != kDgx1NvLinks[b][a]) return false;
+  return true;
+}
+static_assert(dgx1_matrix_is_symmetric(), "DGX-1 NVLink matrix must be symmetric");
+
+// NVLink2 (V100): 25 GB/s per direction per link.
+constexpr double kNvLink2Gbps = 25.0;
+
+// One DGX node kind: GPUs on one NVSwitch (modelled as one switch device), a NIC per GPU.
+struct DgxNode {
+  const char* kind;
+  double nvswitch_port_gbps;  // per GPU per direction
+  double nic_gbps;            // per GPU per direction
+  Time nvswitch_port_latency_ps;
+  Time network_port_latency_ps;
+};
+constexpr int kDgxGpusPerNode = 8;
+constexpr DgxNode kDgxA100{"dgx-a100", 300.0, 25.0, 250'000, 1'000'000};
+constexpr DgxNode kDgxH100{"dgx-h100", 450.0, 50.0, 250'000, 1'000'000};
+
+bool is_dgx_kind(std::string_view kind) {
+  return kind == "dgx1" || kind == "dgx-a100" || kind == "dgx-h100";
+}
+
+// --bandwidth / --latency keep their CLI defaults (50 GB/s, 0.5 us) unless given; the real-system
+// generators use their datasheet numbers in that case (an explicit "--bandwidth 50" cannot be
+// told apart from the default and also means "datasheet").
+bool is_default_bandwidth(const LinkParams& params) {
+  return params.bandwidth_gbps == LinkParams{}.bandwidth_gbps;
+}
+bool is_default_latency(const LinkParams& params) {
+  return params.latency_ps == LinkParams{}.latency_ps;
+}
+
+Topology make_dgx1(std::string_view spec, const LinkParams& params) {
+  if (params.bandwidth_gbps.size() != 1)
+    throw Error("--bandwidth: dgx1 takes one value (GB/s per NVLink), got " +
+                std::to_string(params.bandwidth_gbps.size()));
+  if (params.latency_ps.size() != 1)
+    throw Error("--latency: dgx1 takes one value, got " + std::to_string(params.latency_ps.size()));
+  const double per_nvlink = is_default_bandwidth(params) ? kNvLink2Gbps : params.bandwidth_gbps[0];
+  const Time latency = params.latency_ps[0];
+  std::vector<Link> links;
+  for (DeviceId a = 0; a < kDgx1Gpus; ++a)
+    for (DeviceId b = 0; b < kDgx1Gpus; ++b)
+      if (kDgx1NvLinks[a][b] > 0) links.push_back({a, b, kDgx1NvLinks[a][b] * per_nvlink, latency});
+  return Topology(kDgx1Gpus, 0, std::move(links), std::string(spec));
+}
+
+// Two values: [NVSwitch port, network port]; one value applies to both.
+template <typename T>
+std::pair<T, T> dgx_pair(const std::vector<T>& values, bool use_default, T intra, T inter,
+                         const char* flag, std::string_view spec) {
+  if (use_default) return {intra, inter};
+  if (values.size() == 1) return {values[0], values[0]};
+  if (values.size() == 2) return {values[0], values[1]};
+  throw Error(std::string(flag) + ": " + in_quotes(spec) +
+              " takes 1 or 2 values (NVSwitch port, network port), got " +
+              std::to_string(values.size()));
+}
+
+Topology make_dgx_cluster(const DgxNode& node, std::string_view size, std::string_view spec,
+                          const LinkParams& params) {
+  std::int64_t nodes = 1;
+  if (!size.empty()) {
+    nodes = parse_count(size, spec);
+    if (nodes > kMaxNpus / kDgxGpusPerNode)
+      throw Error("--topology " + in_quotes(spec) + ": too many nodes (at most " +
+                  std::to_string(kMaxNpus / kDgxGpusPerNode) + ")");
+  }
+  const auto [nvswitch_gbps, nic_gbps] =
+      dgx_pair(params.bandwidth_gbps, is_default_bandwidth(params), node.nvswitch_port_gbps,
+               node.nic_gbps, "--bandwidth", spec);
+  const auto [nvswitch_latency, network_latency] =
+      dgx_pair(params.latency_ps, is_default_latency(params), node.nvswitch_port_latency_ps,
+               node.network_port_latency_ps, "--latency", spec);
+  const int npus = static_cast<int>(nodes * kDgxGpusPerNode);
+  const int switches = static_cast<int>(nodes) + (nodes > 1 ? 1 : 0);
+  std::vector<Link> links;
+  links.reserve(static_cast<std::size_t>(npus) * (nodes > 1 ? 4 : 2));
+  const DeviceId network = npus + static_cast<DeviceId>(nodes);
+  for (DeviceId gpu = 0; gpu < npus; ++gpu) {
+    const DeviceId nvswitch = npus + gpu / kDgxGpusPerNode;
+    links.push_back({gpu, nvswitch, nvswitch_gbps, nvswitch_latency});
+    links.push_back({nvswitch, gpu, nvswitch_gbps, nvswitch_latency});
+    if (nodes > 1) {
+      links.push_back({gpu, network, nic_gbps, network_latency});
+      links.push_back({network, gpu, nic_gbps, network_latency});
+    }
+  }
+  return Topology(npus, switches, std::move(links), std::string(spec));
+}
+
+Topology make_dgx(std::string_view spec, const LinkParams& params) {
+  if (spec.find(',') != std::string_view::npos)
+    throw Error("--topology " + in_quotes(spec) +
+                ": dgx1, dgx-a100 and dgx-h100 cannot be combined with other dimensions");
+  const std::size_t colon = spec.find(':');
+  const std::string_view kind = trim(spec.substr(0, colon));
+  const std::string_view size =
+      colon == std::string_view::npos ? std::string_view() : trim(spec.substr(colon + 1));
+  if (kind == "dgx1") {
+    if (colon != std::string_view::npos)
+      throw Error("--topology " + in_quotes(spec) + ": dgx1 takes no size (it is 8 GPUs)");
+    return make_dgx1(spec, params);
+  }
+  if (colon != std::string_view::npos && size.empty())
+    throw Error("--topology " + in_quotes(spec) + ": expected a node count after ':', such as " +
+                std::string(kind) + ":2");
+  return make_dgx_cluster(kind == "dgx-a100" ? kDgxA100 : kDgxH100, size, spec, params);
+}
+
 }  // namespace
 
 LinkParams parse_link_params(std::string_view bandwidth, std::string_view latency) {
@@ -255,6 +381,10 @@ Topology generate_topology(std::string_view spec, const LinkParams& params) {
   if (trim(spec).empty())
     throw Error(std::string("--topology: expected a spec such as torus2d:4x4 (kinds: ") + kKinds +
                 ")");
+  {
+    const std::string_view head = trim(spec.substr(0, std::min(spec.find(':'), spec.find(','))));
+    if (is_dgx_kind(head)) return make_dgx(trim(spec), params);
+  }
   const std::vector<Dimension> dims = parse_spec(spec);
   check_sizes(dims, spec);
   // Hypercube:1 has no dimensions; its parameters still need to be one value or none.
@@ -285,8 +415,17 @@ std::string generator_help() {
          "  hypercube:N     hypercube of N = 2^d NPUs, links along each of the d dimensions\n"
          "  ring:4,fc:8,... ASTRA-sim style dimensions of ring/uniring/fc/switch, dimension 0\n"
          "                  first and fastest in the NPU id; switches numbered after the NPUs\n"
+         "  dgx1            NVIDIA DGX-1 (V100): 8 GPUs in the NVLink hybrid cube-mesh; a pair\n"
+         "                  with k NVLinks is one link each way of k x 25 GB/s\n"
+         "  dgx-a100:NODES  NODES x 8 A100 on one NVSwitch per node (300 GB/s per GPU and\n"
+         "                  direction, 0.25 us per port); NODES > 1 adds one network switch\n"
+         "                  joining every GPU's 200 Gb/s HDR NIC (25 GB/s, 1 us per port)\n"
+         "  dgx-h100:NODES  the same with H100: NVSwitch 450 GB/s, 400 Gb/s NDR NICs (50 GB/s)\n"
+         "                  NPU id = node*8 + gpu; switches: NVSwitch of node 0.., then network\n"
          "--bandwidth (GB/s) and --latency (bare numbers in us) take one value or one per\n"
-         "axis (x, y, z) or dimension, e.g. --bandwidth 50,25.\n";
+         "axis (x, y, z) or dimension, e.g. --bandwidth 50,25. dgx1 reads them as per-NVLink\n"
+         "bandwidth and link latency; dgx-a100/h100 as NVSwitch port[,network port]. Left at\n"
+         "their defaults (50, 0.5us) the dgx kinds use datasheet numbers (docs/topologies.md).\n";
 }
 
 }  // namespace tacos

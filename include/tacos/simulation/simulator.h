@@ -20,12 +20,16 @@ struct SimulationResult {
 // (tacos) or for size/bandwidth only (astra). Deterministic; O(T log T) for T transfers.
 //
 // When is chunk c present at device u for a message x leaving u:
-//  - if reduce transfers deliver c to u with a recorded end <= x's recorded start (u collects
-//    partial sums before sending), once all of those have arrived;
-//  - otherwise at time 0 when u is one of c's sources (contributors for reductions);
-//  - otherwise when the first transfer carrying c to u arrives.
-// For copy collectives only the last two apply, so an algorithm whose recorded times are as early
-// as possible (start = max(link free, chunks present)) is reproduced exactly.
+//  - copy collectives (all-gather, broadcast, gather, scatter, all-to-all; no reduce transfers):
+//    at time 0 when u is one of c's sources, otherwise when the first transfer carrying c to u
+//    arrives. So an algorithm whose recorded times are as early as possible
+//    (start = max(link free, chunks present)) is reproduced exactly.
+//  - reductions (or whenever a transfer has `reduce` set), the recorded times give the data
+//    flow: when x is a copy and a copy of c was recorded to reach u by x's recorded start, x
+//    forwards that finished value and waits for the first copy of c to arrive at u; otherwise,
+//    when reduce transfers carrying c were recorded to reach u by x's recorded start, x waits
+//    for all of them (u sends or keeps the sum of those partials); otherwise at time 0 when u
+//    is a contributor, else at the first arrival of c at u.
 //
 // Throws Error on a transfer with a device, link or chunk the topology or collective does not
 // have, and on a deadlock, naming one stuck transfer and the chunk it waits for.

@@ -1,0 +1,36 @@
+#pragma once
+// Lower bounds on the time of a collective on a topology: no algorithm, however chunked or
+// scheduled, can finish faster. Computed on the topology WITH its switch devices (switches are
+// vertices that relay, and may copy, but never reduce; their links carry the real port
+// bandwidth), so the bound holds for the unwound topology the synthesizer uses as well.
+#include <string>
+
+#include "tacos/collective/collective.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos {
+
+struct LowerBound {
+  // The farthest (source, destination) pair that must communicate: max over chunks and over
+  // destinations lacking the chunk of the latency-shortest path (sum of link latencies) from
+  // the nearest source (copy collectives) or from the farthest contributor (reductions: every
+  // contribution must reach the destination). Pure latency, so it holds for any chunking.
+  double latency_bound_us = 0;
+  // The cut bound: max over device sets S of (bytes that must enter S) / (bandwidth into S),
+  // see `method` for how it was computed and whether it is exact.
+  double bandwidth_bound_us = 0;
+  // max(latency_bound_us, bandwidth_bound_us).
+  double lower_bound_us = 0;
+  // How the bandwidth bound was obtained (one line).
+  std::string method;
+  // False when the bandwidth bound is a valid bound that may lie below the exact cut bound
+  // (all-to-all on more than 20 devices: the best of a set of candidate cuts).
+  bool bandwidth_bound_exact = true;
+};
+
+// Throws Error when the collective was made for another NPU count or when some NPU that must
+// receive data cannot be reached.
+LowerBound compute_lower_bound(const Topology& topology_with_switches,
+                               const Collective& collective);
+
+}  // namespace tacos

@@ -1,0 +1,43 @@
+#pragma once
+// Pictures of algorithms and numbers as standalone SVG (no scripts, no external resources).
+// Output is deterministic: equal inputs give byte-identical text.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tacos/algorithm/algorithm.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos {
+
+// At most this many transfers are drawn (bars, and arrows); the title says when more were left
+// out. Utilization figures always count every transfer.
+inline constexpr int kSvgMaxTransfers = 20000;
+// At most this many link rows are drawn in the timeline.
+inline constexpr int kSvgMaxLinkRows = 2000;
+// The time-expanded network (NPUs x time, an arrow per transfer) is drawn up to this many NPUs.
+inline constexpr int kSvgMaxTenNpus = 16;
+
+// A timeline with one row per link that carries traffic ("src->dst"), a bar per transfer
+// (<rect class="transfer">) coloured by its first chunk's origin NPU (reductions, whose chunks
+// start everywhere: the NPU the chunk belongs to), each row's utilization (busy time over the
+// collective time) and a title with the collective, NPU count and collective time. Up to 16
+// NPUs it adds the time-expanded network: an arrow (<line class="arrow">) per transfer from
+// (src, start) to (dst, end).
+// Every transfer must use a link of `topology` (or, when it has switches, of its unwound form,
+// which is what synthesis uses) and the NPU counts must agree; otherwise throws Error.
+std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology);
+
+// Horizontal bars (<rect class="bar">), one per (label, value), scaled to the largest value;
+// each value is printed with `unit`. A NaN (or infinite) value is drawn as "n/a" without a bar.
+std::string bar_chart_svg(const std::string& title,
+                          const std::vector<std::pair<std::string, double>>& bars,
+                          const std::string& unit);
+
+// A minimal standalone HTML page holding `svg` (as returned above) under `title`.
+std::string wrap_html(const std::string& svg, const std::string& title);
+
+// Text with &, <, >, " and ' escaped for XML/HTML content and attribute values.
+std::string xml_escape(const std::string& text);
+
+}  // namespace tacos

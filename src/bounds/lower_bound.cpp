@@ -1,0 +1,356 @@
+#include "tacos/bounds/lower_bound.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "cut_bound.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+
+// Bandwidth bounds, by collective (n members, K chunks per member, c = chunk bytes; a "set" is
+// any set S of devices, switches included; B_in(S) = bandwidth of the links entering S):
+// - all-gather: data(S) = chunks with no source in S (S holds a member: each needs them all,
+//   one copy must cross into S) = c K |members outside S|. Exact via max_closure_ratio.
+// - reduce-scatter: the same on the reversed topology (data that must leave S: chunks whose
+//   destination is outside S, at least one partial sum each, even with in-network reduction).
+// - broadcast: S without the root but with a member must receive the whole buffer:
+//   size / min over members t of maxflow(root -> t); reduce: the reverse.
+// - gather: S with the root must receive every chunk from members outside S; scatter: reverse.
+// - all-reduce: the larger of (a) the cut bound: a set with members inside and outside must
+//   receive (and send) the whole buffer, exact via max-flow; (b) the NPU-ingress bound: every
+//   byte position needs at least 2(n-1) receptions at NPUs (one-way gossip, Harary-Schwenk:
+//   before the first NPU knows the full sum, n-1 distinct members have sent, and afterwards
+//   n-1 others must receive; switches relay or copy but do not reduce), so
+//   T >= 2(n-1) x buffer / sum of NPU ingress bandwidth. On vertex-transitive topologies
+//   (ring, switch, torus) this is 2x the all-gather bound. The sum "reduce-scatter bound +
+//   all-gather bound" is NOT used: it is not a valid bound in general (two groups of 2 and 6
+//   NPUs joined by one link of bandwidth B each way: the sum is 1.5 x buffer / B, but each side
+//   can reduce locally and exchange one buffer each way in about buffer / B).
+// - all-to-all: data(S) = c K |members in S| |members outside S|, not a closure problem: exact
+//   by enumerating all 2^D device sets for D <= 20, otherwise the best of candidate sets (a
+//   valid bound that may lie below the exact cut bound). Also the hop bound: chunk i -> j
+//   crosses at least hops(i, j) links, so T >= sum of bytes x hops / sum of all bandwidths.
+namespace tacos {
+namespace {
+
+using bounds_detail::CutResult;
+using bounds_detail::FlowGraph;
+using bounds_detail::MinCut;
+
+constexpr Time kUnreachable = std::numeric_limits<Time>::max();
+constexpr int kMaxEnumerationDevices = 20;
+
+double to_gib(double bytes) { return bytes / kBytesPerGB; }
+
+std::vector<Time> latency_from(const Topology& t, DeviceId source) {
+  std::vector<Time> dist(t.devices(), kUnreachable);
+  using Item = std::pair<Time, DeviceId>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+  dist[source] = 0;
+  heap.emplace(0, source);
+  while (!heap.empty()) {
+    const auto [d, u] = heap.top();
+    heap.pop();
+    if (d != dist[u]) continue;
+    for (LinkId id : t.out_links(u)) {
+      const Link& l = t.link(id);
+      const Time nd = d + l.latency_ps;
+      if (nd < dist[l.dst]) {
+        dist[l.dst] = nd;
+        heap.emplace(nd, l.dst);
+      }
+    }
+  }
+  return dist;
+}
+
+std::vector<int> hops_from(const Topology& t, DeviceId source) {
+  std::vector<int> hops(t.devices(), -1);
+  std::deque<DeviceId> queue{source};
+  hops[source] = 0;
+  while (!queue.empty()) {
+    const DeviceId u = queue.front();
+    queue.pop_front();
+    for (LinkId id : t.out_links(u)) {
+      const DeviceId v = t.link(id).dst;
+      if (hops[v] < 0) {
+        hops[v] = hops[u] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  return hops;
+}
+
+// Copy collectives: a destination lacking the chunk hears from its nearest source. Reductions:
+// every contribution must reach the destination, so the farthest contributor counts.
+Time latency_bound_ps(const Topology& t, const Collective& c) {
+  std::vector<std::vector<Time>> dist(t.npus());
+  auto from = [&](NpuId s) -> const std::vector<Time>& {
+    if (dist[s].empty()) dist[s] = latency_from(t, s);
+    return dist[s];
+  };
+  const bool reduction = is_reduction(c.kind());
+  std::set<std::tuple<const NpuId*, std::size_t, const NpuId*, std::size_t>> seen;
+  Time bound = 0;
+  for (ChunkId chunk = 0; chunk < c.num_chunks(); ++chunk) {
+    const auto sources = c.sources(chunk);
+    const auto dests = c.destinations(chunk);
+    if (!seen.emplace(sources.data(), sources.size(), dests.data(), dests.size()).second) continue;
+    for (NpuId d : dests) {
+      const bool has = std::find(sources.begin(), sources.end(), d) != sources.end();
+      if (has && !reduction) continue;
+      Time best = reduction ? 0 : kUnreachable;
+      NpuId worst_source = sources.front();
+      for (NpuId s : sources) {
+        if (s == d) continue;
+        const Time x = from(s)[d];
+        if (reduction ? x > best : x < best) {
+          best = x;
+          worst_source = s;
+        }
+        if (reduction && x == kUnreachable) break;
+      }
+      if (best == kUnreachable)
+        throw Error("bound: NPU " + std::to_string(d) + " cannot be reached from NPU " +
+                    std::to_string(worst_source));
+      bound = std::max(bound, best);
+    }
+  }
+  return bound;
+}
+
+struct BandwidthBound {
+  double seconds = 0;
+  std::string method;
+  bool exact = true;
+};
+
+// max over S meeting `anchors` of weight(outside S) / B_in(S) on g.
+double closure(const FlowGraph& g, const std::vector<double>& weight,
+               const std::vector<int>& anchors) {
+  MinCut cut(g);
+  return bounds_detail::max_closure_ratio(g, cut, weight, anchors).ratio;
+}
+
+double sum_npu_ingress(const Topology& t) {
+  double sum = 0;
+  for (const Link& l : t.links())
+    if (!t.is_switch(l.dst)) sum += l.bandwidth_gbps;
+  return sum;
+}
+
+// All-to-all data entering S: unit x (members in S) x (members outside S).
+double all_to_all_ratio(const FlowGraph& g, const std::vector<char>& s,
+                        const std::vector<NpuId>& members, double unit) {
+  long long inside = 0;
+  for (NpuId m : members) inside += s[m] != 0;
+  const double data = unit * static_cast<double>(inside) *
+                      static_cast<double>(static_cast<long long>(members.size()) - inside);
+  if (data <= 0) return 0;
+  const double bw = bounds_detail::in_bandwidth(g, s);
+  if (bw <= 0)
+    throw Error(
+        "bound: a set of devices needs all-to-all data but no link enters it (the "
+        "topology is not connected)");
+  return data / bw;
+}
+
+// Exact: every set of the D devices, in Gray-code order (one device toggled per step, the
+// entering bandwidth updated incrementally and recomputed exactly for any new maximum).
+double all_to_all_enumerate(const FlowGraph& g, const std::vector<NpuId>& members, double unit) {
+  const int d = g.vertices;
+  std::vector<char> member(d, 0), s(d, 0);
+  for (NpuId m : members) member[m] = 1;
+  const long long n = static_cast<long long>(members.size());
+  long long inside = 0;
+  long double bw = 0;
+  double best = 0;
+  const std::uint64_t count = std::uint64_t{1} << d;
+  for (std::uint64_t i = 1; i < count; ++i) {
+    const int v = std::countr_zero(i);
+    const bool entering = !s[v];
+    long double delta = 0;
+    for (int a : g.in_arcs[v])
+      if (!s[g.arcs[a].src]) delta += g.arcs[a].bandwidth_gbps;
+    for (int a : g.out_arcs[v])
+      if (s[g.arcs[a].dst]) delta -= g.arcs[a].bandwidth_gbps;
+    bw += entering ? delta : -delta;
+    s[v] = entering;
+    inside += member[v] ? (entering ? 1 : -1) : 0;
+    const double data = unit * static_cast<double>(inside) * static_cast<double>(n - inside);
+    if (data <= 0) continue;
+    if (bw <= 0 || data / static_cast<double>(bw) > best * (1 - 1e-9))
+      best = std::max(best, all_to_all_ratio(g, s, members, unit));
+  }
+  return best;
+}
+
+BandwidthBound all_to_all_bound(const Topology& t, const Collective& c) {
+  const std::vector<NpuId>& members = c.members();
+  const int n = c.num_members();
+  const double unit = to_gib(static_cast<double>(c.chunk_bytes()) * c.chunks_per_npu());
+  const FlowGraph g = bounds_detail::make_flow_graph(t, false);
+  BandwidthBound out;
+  double cut_bound = 0;
+  if (g.vertices <= kMaxEnumerationDevices) {
+    cut_bound = all_to_all_enumerate(g, members, unit);
+    out.method = "all-to-all: max of the exact cut bound (all 2^" + std::to_string(g.vertices) +
+                 " device sets enumerated) and the hop bound";
+  } else {
+    out.exact = false;
+    out.method =
+        "all-to-all: max of the hop bound and the best of candidate cuts (single NPUs, their "
+        "complements, index-bit halves, the all-gather and reduce-scatter max-flow cuts); a "
+        "valid bound that may lie below the exact cut bound";
+    std::vector<char> s(g.vertices, 0);
+    for (NpuId m : members) {  // {m} and everything but m
+      std::fill(s.begin(), s.end(), 0);
+      s[m] = 1;
+      cut_bound = std::max(cut_bound, all_to_all_ratio(g, s, members, unit));
+      std::fill(s.begin(), s.end(), 1);
+      s[m] = 0;
+      cut_bound = std::max(cut_bound, all_to_all_ratio(g, s, members, unit));
+    }
+    MinCut cut(g);
+    // A split of the members; the other devices go wherever the entering bandwidth is least.
+    auto try_split = [&](const std::vector<char>& member_in) {
+      std::vector<int> in, outside;
+      for (int i = 0; i < n; ++i) (member_in[i] ? in : outside).push_back(members[i]);
+      if (in.empty() || outside.empty()) return;
+      const std::vector<char> best = bounds_detail::min_in_cut(g, cut, in, outside);
+      cut_bound = std::max(cut_bound, all_to_all_ratio(g, best, members, unit));
+    };
+    std::vector<char> member_in(n);
+    for (int i = 0; i < n; ++i) member_in[i] = i < n / 2;
+    try_split(member_in);
+    for (int bit = 1; bit < n; bit <<= 1) {
+      for (int i = 0; i < n; ++i) member_in[i] = (i & bit) != 0;
+      try_split(member_in);
+      for (int i = 0; i < n; ++i) member_in[i] = !member_in[i];
+      try_split(member_in);
+    }
+    std::vector<double> weight(g.vertices, 0.0);
+    for (NpuId m : members) weight[m] = unit;
+    const CutResult ag = bounds_detail::max_closure_ratio(g, cut, weight, members);
+    const FlowGraph r = bounds_detail::make_flow_graph(t, true);
+    MinCut rcut(r);
+    const CutResult rs = bounds_detail::max_closure_ratio(r, rcut, weight, members);
+    for (const CutResult* found : {&ag, &rs}) {
+      if (found->in_set.empty()) continue;
+      for (int i = 0; i < n; ++i) member_in[i] = (found->in_set[members[i]] != 0) == (found == &ag);
+      try_split(member_in);
+    }
+  }
+  // Hop bound.
+  double link_bytes = 0;
+  for (NpuId i : members) {
+    const std::vector<int> hops = hops_from(t, i);
+    for (NpuId j : members)
+      if (j != i) {
+        if (hops[j] < 0)
+          throw Error("bound: NPU " + std::to_string(j) + " cannot be reached from NPU " +
+                      std::to_string(i));
+        link_bytes += unit * hops[j];
+      }
+  }
+  double total_bw = 0;
+  for (const Link& l : t.links()) total_bw += l.bandwidth_gbps;
+  const double hop_bound = link_bytes / total_bw;
+  out.seconds = std::max(cut_bound, hop_bound);
+  out.method += hop_bound > cut_bound ? " [hop bound is larger]" : " [cut bound is larger]";
+  return out;
+}
+
+BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
+  const CollectiveKind kind = c.kind();
+  const std::vector<NpuId>& members = c.members();
+  const int d = t.devices();
+  const double chunk = to_gib(static_cast<double>(c.chunk_bytes()));
+  const double per_member = chunk * c.chunks_per_npu();
+  const NpuId root = c.root();
+  std::vector<int> others;  // members but the root
+  for (NpuId m : members)
+    if (m != root) others.push_back(m);
+  std::vector<double> weight(d, 0.0);
+  BandwidthBound out;
+  const std::string exact = ": exact cut bound over all device sets (max-flow, Dinkelbach)";
+
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter: {
+      for (NpuId m : members) weight[m] = per_member;
+      const FlowGraph g = bounds_detail::make_flow_graph(t, kind == CollectiveKind::kReduceScatter);
+      out.seconds = closure(g, weight, members);
+      out.method = to_string(kind) + exact;
+      return out;
+    }
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce: {
+      weight[root] = chunk * c.num_chunks();
+      const FlowGraph g = bounds_detail::make_flow_graph(t, kind == CollectiveKind::kReduce);
+      out.seconds = closure(g, weight, others);
+      out.method = to_string(kind) + exact;
+      return out;
+    }
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter: {
+      for (NpuId m : others) weight[m] = per_member;
+      const FlowGraph g = bounds_detail::make_flow_graph(t, kind == CollectiveKind::kScatter);
+      out.seconds = closure(g, weight, {root});
+      out.method = to_string(kind) + exact;
+      return out;
+    }
+    case CollectiveKind::kAllReduce: {
+      // (a) Sets with members on both sides: one contains members[0] or not. A set without m0
+      // but with another member is bounded by "broadcast from m0", a set with m0 and without
+      // another member by "reduce to m0" (the reversed graph), each with the whole buffer.
+      const double buffer = chunk * c.num_chunks();
+      const NpuId m0 = members.front();
+      std::vector<int> rest(members.begin() + 1, members.end());
+      weight[m0] = buffer;
+      const double cut = std::max(closure(bounds_detail::make_flow_graph(t, false), weight, rest),
+                                  closure(bounds_detail::make_flow_graph(t, true), weight, rest));
+      // (b) NPU ingress: 2(n-1) receptions per byte position.
+      const double ingress = sum_npu_ingress(t);
+      const double gossip = 2.0 * (c.num_members() - 1) * buffer / ingress;
+      out.seconds = std::max(cut, gossip);
+      out.method =
+          "all-reduce: max of the exact cut bound (max-flow) and the NPU-ingress bound "
+          "2(n-1) x buffer / total NPU ingress (one-way gossip; switches do not reduce)";
+      out.method += gossip > cut ? " [ingress bound is larger]" : " [cut bound is larger]";
+      return out;
+    }
+    case CollectiveKind::kAllToAll:
+      return all_to_all_bound(t, c);
+  }
+  return out;
+}
+
+}  // namespace
+
+LowerBound compute_lower_bound(const Topology& topology_with_switches,
+                               const Collective& collective) {
+  const Topology& t = topology_with_switches;
+  if (collective.topology_npus() != t.npus())
+    throw Error("bound: the collective was made for " + std::to_string(collective.topology_npus()) +
+                " NPUs but the topology has " + std::to_string(t.npus()));
+  LowerBound result;
+  // Latency first: it also reports an unreachable destination with a clear message.
+  result.latency_bound_us = to_micros(latency_bound_ps(t, collective));
+  const BandwidthBound bw = bandwidth_bound(t, collective);
+  result.bandwidth_bound_us = bw.seconds * 1e6;
+  result.method = bw.method;
+  result.bandwidth_bound_exact = bw.exact;
+  result.lower_bound_us = std::max(result.latency_bound_us, result.bandwidth_bound_us);
+  return result;
+}
+
+}  // namespace tacos

@@ -1,0 +1,504 @@
+// SVG pictures: the algorithm timeline (one row per used link, a bar per transfer), the
+// time-expanded network for small systems, and a bar chart. Plain text building with fixed
+// number formatting ("%.2f", C locale as tacos never calls setlocale), so output is
+// deterministic.
+#include "tacos/io/svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+
+namespace tacos {
+namespace {
+
+// Tableau 10: a categorical palette that stays readable when colours sit side by side.
+constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+constexpr int kColours = static_cast<int>(sizeof(kPalette) / sizeof(kPalette[0]));
+
+// Page geometry (pixels).
+constexpr double kLabelWidth = 110;  // row labels left of the plot
+constexpr double kPlotWidth = 900;
+constexpr double kUtilWidth = 80;  // utilization text right of the plot
+constexpr double kPageWidth = kLabelWidth + kPlotWidth + kUtilWidth;
+constexpr double kRowHeight = 16;
+constexpr double kBarHeight = 12;
+constexpr double kTenRowHeight = 28;
+
+// printf into a std::string.
+std::string sformat(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
+std::string sformat(const char* pattern, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, pattern);
+  const int n = std::vsnprintf(buffer, sizeof(buffer), pattern, args);
+  va_end(args);
+  if (n < 0) return {};
+  if (static_cast<std::size_t>(n) < sizeof(buffer)) return std::string(buffer, n);
+  std::string result(static_cast<std::size_t>(n) + 1, '\0');
+  va_start(args, pattern);
+  std::vsnprintf(result.data(), result.size(), pattern, args);
+  va_end(args);
+  result.resize(n);
+  return result;
+}
+
+std::string svg_open(double width, double height, const std::string& title) {
+  std::string out = sformat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+      width, height, width, height);
+  out += "<title>" + xml_escape(title) + "</title>\n";
+  out += sformat(
+      "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+      "fill=\"#ffffff\"/>\n",
+      width, height);
+  return out;
+}
+
+// The NPU a chunk is coloured by: its origin; for reductions (many contributors) the NPU that
+// ends with it (reduce-scatter) or whose share it is (all-reduce: chunk / K).
+NpuId colour_npu(const Collective& c, ChunkId chunk) {
+  const auto sources = c.sources(chunk);
+  if (sources.size() == 1) return sources[0];
+  const auto destinations = c.destinations(chunk);
+  if (destinations.size() == 1) return destinations[0];
+  if (c.num_members() == 0) return 0;
+  return c.members()[static_cast<std::size_t>(chunk / std::max(1, c.chunks_per_npu())) %
+                     c.members().size()];
+}
+
+const char* colour_of(NpuId npu) { return kPalette[((npu % kColours) + kColours) % kColours]; }
+
+// Ticks at 1, 2 or 5 x 10^k microseconds, about 8 over the span.
+struct Ticks {
+  double step_us = 1;
+  int decimals = 0;
+};
+Ticks nice_ticks(double span_us) {
+  Ticks ticks;
+  if (!(span_us > 0)) return ticks;
+  const double raw = span_us / 8;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    ticks.step_us = m * magnitude;
+    if (ticks.step_us >= raw) break;
+  }
+  ticks.decimals = std::max(0, static_cast<int>(-std::floor(std::log10(ticks.step_us) + 1e-9)));
+  return ticks;
+}
+
+// "chunk 3" or "chunks 3, 4, 5" (at most 8 listed).
+std::string chunk_list(std::span<const ChunkId> chunks) {
+  std::string text = chunks.size() == 1 ? "chunk " : "chunks ";
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    if (i == 8) {
+      text += sformat(", ... (%zu in all)", chunks.size());
+      break;
+    }
+    if (i > 0) text += ", ";
+    text += std::to_string(chunks[i]);
+  }
+  return text;
+}
+
+std::string link_label(DeviceId src, DeviceId dst) {
+  return std::to_string(src) + "->" + std::to_string(dst);
+}
+
+void check_algorithm(const Algorithm& algorithm, const Topology& topology) {
+  const Collective& c = algorithm.collective();
+  if (c.topology_npus() != topology.npus())
+    throw Error("visualize: the algorithm is for " + std::to_string(c.topology_npus()) +
+                " NPUs but topology '" + topology.name() + "' has " +
+                std::to_string(topology.npus()));
+  std::optional<Topology> unwound;
+  const auto& transfers = algorithm.transfers();
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    const std::string where =
+        "visualize: transfer " + std::to_string(i) + " (" + link_label(t.src, t.dst) + ")";
+    if (t.src < 0 || t.src >= topology.devices() || t.dst < 0 || t.dst >= topology.devices())
+      throw Error(where + ": device id out of range for topology '" + topology.name() + "' (" +
+                  std::to_string(topology.devices()) + " devices)");
+    if (t.end < t.start) throw Error(where + ": ends before it starts");
+    for (ChunkId chunk : algorithm.chunks(t))
+      if (chunk < 0 || chunk >= c.num_chunks())
+        throw Error(where + ": chunk " + std::to_string(chunk) + " out of range");
+    if (topology.find_link(t.src, t.dst) >= 0) continue;
+    if (topology.switches() > 0 && t.src < topology.npus() && t.dst < topology.npus()) {
+      if (!unwound) unwound = topology.unwind_switches();
+      if (unwound->find_link(t.src, t.dst) >= 0) continue;
+    }
+    throw Error(where + ": topology '" + topology.name() + "' has no link " +
+                link_label(t.src, t.dst));
+  }
+}
+
+// Sum of the union of [start, end] intervals clipped to [0, limit].
+Time busy_time(std::vector<std::pair<Time, Time>> intervals, Time limit) {
+  std::sort(intervals.begin(), intervals.end());
+  Time busy = 0;
+  Time covered = 0;  // everything before this is counted
+  for (auto [start, end] : intervals) {
+    start = std::max(start, covered);
+    end = std::min(end, limit);
+    if (end > start) {
+      busy += end - start;
+      covered = end;
+    }
+  }
+  return busy;
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // Control characters other than tab and newline are not allowed in XML 1.0.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n')
+          out += ' ';
+        else
+          out += ch;
+    }
+  }
+  return out;
+}
+
+std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) {
+  check_algorithm(algorithm, topology);
+  const Collective& c = algorithm.collective();
+  const auto& transfers = algorithm.transfers();
+  const std::size_t total = transfers.size();
+
+  Time last_end = 0;
+  for (const Transfer& t : transfers) last_end = std::max(last_end, t.end);
+  const Time collective_time = algorithm.collective_time > 0 ? algorithm.collective_time : last_end;
+  const Time span = std::max<Time>({collective_time, last_end, 1});
+  const double span_us = to_micros(span);
+  auto x_of = [&](Time t) {
+    return kLabelWidth + kPlotWidth * static_cast<double>(t) / static_cast<double>(span);
+  };
+
+  // Rows: every link that carries traffic, by (src, dst); busy intervals per row.
+  std::map<std::pair<DeviceId, DeviceId>, std::vector<std::pair<Time, Time>>> by_link;
+  for (const Transfer& t : transfers) by_link[{t.src, t.dst}].emplace_back(t.start, t.end);
+  const std::size_t all_rows = by_link.size();
+  const std::size_t rows = std::min<std::size_t>(all_rows, kSvgMaxLinkRows);
+  std::map<std::pair<DeviceId, DeviceId>, std::size_t> row_of;
+  {
+    std::size_t r = 0;
+    for (const auto& entry : by_link) {
+      if (r == rows) break;
+      row_of.emplace(entry.first, r++);
+    }
+  }
+
+  // Drawn transfers: the first kSvgMaxTransfers by (start, src, dst, file order).
+  std::vector<std::size_t> order(total);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Transfer& x = transfers[a];
+    const Transfer& y = transfers[b];
+    if (x.start != y.start) return x.start < y.start;
+    if (x.src != y.src) return x.src < y.src;
+    return x.dst < y.dst;
+  });
+  if (order.size() > static_cast<std::size_t>(kSvgMaxTransfers)) order.resize(kSvgMaxTransfers);
+
+  // Header text.
+  std::string title = to_string(c.kind()) + " on " +
+                      (topology.name().empty() ? std::string("topology") : topology.name()) + ": " +
+                      std::to_string(c.num_members()) + " NPUs, " + std::to_string(total) +
+                      " transfers, collective time " + format_micros(collective_time) + " us";
+  std::string truncation;
+  if (total > order.size())
+    truncation += "showing the first " + std::to_string(order.size()) + " of " +
+                  std::to_string(total) + " transfers";
+  if (all_rows > rows)
+    truncation += std::string(truncation.empty() ? "showing " : ", ") + "the first " +
+                  std::to_string(rows) + " of " + std::to_string(all_rows) + " links";
+  if (!truncation.empty()) title += " (" + truncation + ")";
+  std::string subtitle = "synthesizer " + algorithm.synthesizer + ", seed " +
+                         std::to_string(algorithm.seed) + ", link model " +
+                         to_string(algorithm.link_model) + ", " + format_bytes(c.size()) +
+                         " per NPU, chunk " + format_bytes(c.chunk_bytes()) + " (" +
+                         std::to_string(c.chunks_per_npu()) + " per NPU)";
+  if (has_root(c.kind())) subtitle += ", root " + std::to_string(c.root());
+
+  // Vertical layout.
+  const double header_height = 96;
+  const double timeline_top = header_height;  // tick labels
+  const double rows_top = timeline_top + 18;
+  const double rows_height = std::max<double>(static_cast<double>(rows), 1) * kRowHeight;
+  const double axis_bottom = rows_top + rows_height;
+  const bool draw_ten = topology.npus() <= kSvgMaxTenNpus;
+  // TEN rows: every NPU, then any switch device a transfer touches.
+  std::vector<DeviceId> ten_devices;
+  std::map<DeviceId, std::size_t> ten_row;
+  if (draw_ten) {
+    for (DeviceId d = 0; d < topology.npus(); ++d) ten_devices.push_back(d);
+    std::vector<DeviceId> switches;
+    for (const Transfer& t : transfers)
+      for (DeviceId d : {t.src, t.dst})
+        if (topology.is_switch(d)) switches.push_back(d);
+    std::sort(switches.begin(), switches.end());
+    switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+    ten_devices.insert(ten_devices.end(), switches.begin(), switches.end());
+    for (std::size_t i = 0; i < ten_devices.size(); ++i) ten_row[ten_devices[i]] = i;
+  }
+  const double ten_top = axis_bottom + 56;  // section title above the first NPU line
+  const double ten_rows_top = ten_top + 30;
+  const double page_height =
+      draw_ten ? ten_rows_top + static_cast<double>(ten_devices.size()) * kTenRowHeight + 30
+               : axis_bottom + 40;
+
+  std::string out = svg_open(kPageWidth, page_height, title);
+  out += "<defs>\n";
+  for (int k = 0; k < kColours; ++k)
+    out += sformat(
+        "<marker id=\"arrow%d\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" "
+        "markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/>"
+        "</marker>\n",
+        k, kPalette[k]);
+  out += "</defs>\n";
+
+  // Title, subtitle and legend.
+  out += "<text class=\"title\" x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+         xml_escape(title) + "</text>\n";
+  out += "<text class=\"subtitle\" x=\"10\" y=\"42\" font-size=\"12\">" + xml_escape(subtitle) +
+         "</text>\n";
+  const std::string legend =
+      std::string("colour = chunk origin NPU") +
+      (is_reduction(c.kind()) ? " (reductions: the NPU the chunk belongs to)" : "") +
+      (topology.npus() > kColours ? ", NPU mod 10:" : ":");
+  out += "<g class=\"legend\">\n<text x=\"10\" y=\"66\">" + xml_escape(legend) + "</text>\n";
+  {
+    const int entries = std::min(kColours, std::max(1, topology.npus()));
+    // About 6.2 px per character at font-size 11.
+    const double legend_x = 10 + 6.2 * static_cast<double>(legend.size()) + 14;
+    for (int k = 0; k < entries; ++k) {
+      const double x = legend_x + 44.0 * k;
+      out += sformat(
+          "<rect x=\"%.2f\" y=\"57\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+          "<text x=\"%.2f\" y=\"67\">%d</text>\n",
+          x, kPalette[k], x + 16, k);
+    }
+  }
+  out +=
+      "<text x=\"10\" y=\"86\">rows: links carrying traffic; right: utilization = busy time / "
+      "collective time</text>\n</g>\n";
+
+  // Time axis: grid lines and labels over the link rows.
+  const Ticks ticks = nice_ticks(span_us);
+  std::string axis = "<g class=\"axis\">\n";
+  for (int k = 0;; ++k) {
+    const double t_us = ticks.step_us * k;
+    if (t_us > span_us * (1 + 1e-9)) break;
+    const double x = kLabelWidth + kPlotWidth * t_us / span_us;
+    axis += sformat(
+        "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#dddddd\"/>"
+        "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.*f</text>\n",
+        x, rows_top - 4, x, axis_bottom, x, timeline_top + 10, ticks.decimals, t_us);
+    if (k > 10000) break;  // defensive: never loops long
+  }
+  axis += sformat("<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">time (us)</text>\n",
+                  kLabelWidth - 6, timeline_top + 10);
+  if (collective_time > 0)
+    axis += sformat(
+        "<line class=\"collective-time\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
+        "y2=\"%.2f\" stroke=\"#333333\" stroke-dasharray=\"4 3\"/>\n",
+        x_of(collective_time), rows_top - 4, x_of(collective_time), axis_bottom);
+  axis += "</g>\n";
+  out += axis;
+
+  // Link rows: stripe, label, utilization.
+  out += "<g class=\"links\">\n";
+  if (rows == 0)
+    out += sformat("<text x=\"%.2f\" y=\"%.2f\">no transfers</text>\n", kLabelWidth + 6,
+                   rows_top + 12);
+  {
+    std::size_t r = 0;
+    for (const auto& [key, intervals] : by_link) {
+      if (r == rows) break;
+      const double y = rows_top + kRowHeight * static_cast<double>(r);
+      if (r % 2 == 0)
+        out += sformat(
+            "<rect class=\"stripe\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+            "height=\"%.2f\" fill=\"#f3f3f3\"/>\n",
+            kLabelWidth, y, kPlotWidth, kRowHeight);
+      out += sformat("<text class=\"link-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">",
+                     kLabelWidth - 6, y + 12) +
+             xml_escape(link_label(key.first, key.second)) + "</text>";
+      const std::string util =
+          collective_time > 0
+              ? sformat("%.1f%%", 100.0 *
+                                      static_cast<double>(busy_time(intervals, collective_time)) /
+                                      static_cast<double>(collective_time))
+              : std::string("-");
+      out += sformat("<text class=\"utilization\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
+                     kLabelWidth + kPlotWidth + 6, y + 12, util.c_str());
+      ++r;
+    }
+  }
+  out += "</g>\n";
+
+  // Bars.
+  out += "<g class=\"transfers\">\n";
+  for (std::size_t index : order) {
+    const Transfer& t = transfers[index];
+    const auto row = row_of.find({t.src, t.dst});
+    if (row == row_of.end()) continue;
+    const auto chunks = algorithm.chunks(t);
+    const NpuId origin = chunks.empty() ? t.src : colour_npu(c, chunks[0]);
+    const double x = x_of(t.start);
+    const double width = std::max(0.5, x_of(t.end) - x);
+    const double y =
+        rows_top + kRowHeight * static_cast<double>(row->second) + (kRowHeight - kBarHeight) / 2;
+    out += sformat(
+        "<rect class=\"transfer\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+        "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>",
+        x, y, width, kBarHeight, colour_of(origin));
+    out += xml_escape(link_label(t.src, t.dst) + " " + chunk_list(chunks) + " (origin NPU " +
+                      std::to_string(origin) + (t.reduce ? ", reduce" : "") + "), " +
+                      format_micros(t.start) + " - " + format_micros(t.end) + " us");
+    out += "</title></rect>\n";
+  }
+  out += "</g>\n";
+
+  // Time-expanded network: device lines x time, an arrow per transfer.
+  if (draw_ten) {
+    out += "<g class=\"ten\">\n";
+    out += sformat(
+        "<text class=\"section\" x=\"10\" y=\"%.2f\" font-size=\"13\" "
+        "font-weight=\"bold\">time-expanded network: an arrow per transfer from "
+        "(src, start) to (dst, end)</text>\n",
+        ten_top);
+    for (int k = 0;; ++k) {
+      const double t_us = ticks.step_us * k;
+      if (t_us > span_us * (1 + 1e-9) || k > 10000) break;
+      const double x = kLabelWidth + kPlotWidth * t_us / span_us;
+      out += sformat(
+          "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#eeeeee\"/>"
+          "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.*f</text>\n",
+          x, ten_rows_top - 8, x,
+          ten_rows_top + kTenRowHeight * static_cast<double>(ten_devices.size()), x,
+          ten_rows_top - 12, ticks.decimals, t_us);
+    }
+    for (std::size_t i = 0; i < ten_devices.size(); ++i) {
+      const DeviceId d = ten_devices[i];
+      const double y = ten_rows_top + kTenRowHeight * (static_cast<double>(i) + 0.5);
+      out += sformat(
+          "<line class=\"device\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+          "stroke=\"#999999\"/><text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s "
+          "%d</text>\n",
+          kLabelWidth, y, kLabelWidth + kPlotWidth, y, kLabelWidth - 6, y + 4,
+          topology.is_switch(d) ? "switch" : "NPU", d);
+    }
+    for (std::size_t index : order) {
+      const Transfer& t = transfers[index];
+      const auto chunks = algorithm.chunks(t);
+      const NpuId origin = chunks.empty() ? t.src : colour_npu(c, chunks[0]);
+      const int colour = ((origin % kColours) + kColours) % kColours;
+      const double y1 = ten_rows_top + kTenRowHeight * (static_cast<double>(ten_row[t.src]) + 0.5);
+      const double y2 = ten_rows_top + kTenRowHeight * (static_cast<double>(ten_row[t.dst]) + 0.5);
+      out += sformat(
+          "<line class=\"arrow\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+          "stroke=\"%s\" stroke-width=\"1.5\" marker-end=\"url(#arrow%d)\"/>\n",
+          x_of(t.start), y1, x_of(t.end), y2, kPalette[colour], colour);
+    }
+    out += "</g>\n";
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+std::string bar_chart_svg(const std::string& title,
+                          const std::vector<std::pair<std::string, double>>& bars,
+                          const std::string& unit) {
+  std::size_t longest = 0;
+  for (const auto& bar : bars) longest = std::max(longest, bar.first.size());
+  const double label_width = std::clamp(7.0 * static_cast<double>(longest) + 16, 80.0, 320.0);
+  const double bar_area = 460;
+  const double value_width = 140;
+  const double width = label_width + bar_area + value_width;
+  const double top = 44;
+  const double row = 26;
+  const double height = top + row * static_cast<double>(std::max<std::size_t>(bars.size(), 1)) + 20;
+  double largest = 0;
+  for (const auto& bar : bars)
+    if (std::isfinite(bar.second)) largest = std::max(largest, bar.second);
+  const double scale = largest > 0 ? bar_area / largest : 0;
+
+  std::string out = svg_open(width, height, title);
+  out += "<text class=\"title\" x=\"10\" y=\"24\" font-size=\"15\" font-weight=\"bold\">" +
+         xml_escape(title) + "</text>\n";
+  out +=
+      sformat("<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999999\"/>\n",
+              label_width, top - 4, label_width, top + row * static_cast<double>(bars.size()) - 2);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const auto& [label, value] = bars[i];
+    const double y = top + row * static_cast<double>(i);
+    out += sformat("<text class=\"bar-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">",
+                   label_width - 6, y + 15) +
+           xml_escape(label) + "</text>";
+    if (!std::isfinite(value)) {
+      out += sformat("<text class=\"value\" x=\"%.2f\" y=\"%.2f\" fill=\"#888888\">n/a</text>\n",
+                     label_width + 6, y + 15);
+      continue;
+    }
+    const double w = std::max(0.0, value * scale);
+    const std::string text =
+        (std::fabs(value) >= 1 || value == 0 ? sformat("%.2f", value) : sformat("%.4g", value)) +
+        (unit.empty() ? "" : " " + unit);
+    out += sformat(
+               "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"18\" "
+               "fill=\"%s\"><title>",
+               label_width, y + 2, w, kPalette[i % kColours]) +
+           xml_escape(label + ": " + text) + "</title></rect>";
+    out += sformat("<text class=\"value\" x=\"%.2f\" y=\"%.2f\">", label_width + w + 6, y + 15) +
+           xml_escape(text) + "</text>\n";
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+std::string wrap_html(const std::string& svg, const std::string& title) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+      xml_escape(title) +
+      "</title>\n<style>body{margin:16px;background:#ffffff;font-family:sans-serif}"
+      "svg{max-width:100%;height:auto}</style>\n</head>\n<body>\n";
+  out += svg;
+  if (!svg.empty() && svg.back() != '\n') out += '\n';
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace tacos

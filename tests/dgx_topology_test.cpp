@@ -1,0 +1,187 @@
+// Real-system generators: dgx1, dgx-a100:NODES, dgx-h100:NODES (numbers: docs/topologies.md).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tacos/common/error.h"
+#include "tacos/topology/generators.h"
+#include "tacos/topology/loader.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos {
+namespace {
+
+Topology gen(const std::string& spec, const std::string& bandwidth = "",
+             const std::string& latency = "") {
+  return generate_topology(spec, parse_link_params(bandwidth, latency));
+}
+
+// The DGX-1 NVLink multiplicity matrix as published (rows 0..7).
+constexpr int kNvLinks[8][8] = {
+    {0, 2, 1, 1, 2, 0, 0, 0}, {2, 0, 1, 2, 0, 1, 0, 0}, {1, 1, 0, 2, 0, 0, 2, 0},
+    {1, 2, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2, 1, 1}, {0, 1, 0, 0, 2, 0, 1, 2},
+    {0, 0, 2, 0, 1, 1, 0, 2}, {0, 0, 0, 1, 1, 2, 2, 0},
+};
+
+TEST(DgxTopology, Dgx1MatrixIsSymmetricWithSixNvLinksPerGpu) {
+  for (int a = 0; a < 8; ++a) {
+    int total = 0;
+    for (int b = 0; b < 8; ++b) {
+      EXPECT_EQ(kNvLinks[a][b], kNvLinks[b][a]) << a << "," << b;
+      total += kNvLinks[a][b];
+    }
+    EXPECT_EQ(total, 6) << "GPU " << a;
+  }
+}
+
+TEST(DgxTopology, Dgx1LinksFollowTheMatrix) {
+  const Topology t = gen("dgx1");
+  EXPECT_EQ(t.npus(), 8);
+  EXPECT_EQ(t.switches(), 0);
+  EXPECT_EQ(t.num_links(), 32);  // 16 connected pairs, one link each way
+  EXPECT_EQ(t.name(), "dgx1");
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      const LinkId id = t.find_link(a, b);
+      if (kNvLinks[a][b] == 0) {
+        EXPECT_EQ(id, -1) << a << "->" << b;
+        continue;
+      }
+      ASSERT_GE(id, 0) << a << "->" << b;
+      EXPECT_DOUBLE_EQ(t.link(id).bandwidth_gbps, 25.0 * kNvLinks[a][b]);
+      EXPECT_EQ(t.link(id).latency_ps, 500'000);
+      // Symmetric: the reverse link has the same bandwidth.
+      const LinkId back = t.find_link(b, a);
+      ASSERT_GE(back, 0);
+      EXPECT_DOUBLE_EQ(t.link(back).bandwidth_gbps, t.link(id).bandwidth_gbps);
+    }
+  t.require_strongly_connected();
+}
+
+TEST(DgxTopology, Dgx1TakesExplicitPerNvLinkBandwidthAndLatency) {
+  const Topology t = gen("dgx1", "20", "1us");
+  EXPECT_DOUBLE_EQ(t.link(t.find_link(0, 1)).bandwidth_gbps, 40.0);
+  EXPECT_DOUBLE_EQ(t.link(t.find_link(0, 2)).bandwidth_gbps, 20.0);
+  EXPECT_EQ(t.link(t.find_link(0, 2)).latency_ps, 1'000'000);
+  EXPECT_THROW(gen("dgx1", "20,30"), Error);
+  EXPECT_THROW(gen("dgx1:2"), Error);
+}
+
+struct ClusterCase {
+  const char* spec;
+  int nodes;
+  double nvswitch_gbps, nic_gbps;
+};
+
+class DgxCluster : public ::testing::TestWithParam<ClusterCase> {};
+
+TEST_P(DgxCluster, DevicesLinksAndBandwidths) {
+  const ClusterCase& c = GetParam();
+  const Topology t = gen(c.spec);
+  const int npus = 8 * c.nodes;
+  EXPECT_EQ(t.npus(), npus);
+  EXPECT_EQ(t.switches(), c.nodes == 1 ? 1 : c.nodes + 1);
+  EXPECT_EQ(t.num_links(), c.nodes == 1 ? 2 * npus : 4 * npus);
+  for (int gpu = 0; gpu < npus; ++gpu) {
+    const DeviceId nvswitch = npus + gpu / 8;
+    ASSERT_TRUE(t.is_switch(nvswitch));
+    const LinkId up = t.find_link(gpu, nvswitch);
+    const LinkId down = t.find_link(nvswitch, gpu);
+    ASSERT_GE(up, 0);
+    ASSERT_GE(down, 0);
+    EXPECT_DOUBLE_EQ(t.link(up).bandwidth_gbps, c.nvswitch_gbps);
+    EXPECT_DOUBLE_EQ(t.link(down).bandwidth_gbps, c.nvswitch_gbps);
+    EXPECT_EQ(t.link(up).latency_ps, 250'000);
+    // No NVSwitch reaches another node's GPUs.
+    for (DeviceId other = npus; other < npus + c.nodes; ++other)
+      if (other != nvswitch) {
+        EXPECT_EQ(t.find_link(gpu, other), -1);
+      }
+    if (c.nodes > 1) {
+      const DeviceId network = npus + c.nodes;
+      const LinkId nic = t.find_link(gpu, network);
+      ASSERT_GE(nic, 0);
+      ASSERT_GE(t.find_link(network, gpu), 0);
+      EXPECT_DOUBLE_EQ(t.link(nic).bandwidth_gbps, c.nic_gbps);
+      EXPECT_EQ(t.link(nic).latency_ps, 1'000'000);
+    }
+  }
+  t.require_strongly_connected();
+}
+
+TEST_P(DgxCluster, UnwindsToDirectLinks) {
+  const ClusterCase& c = GetParam();
+  const Topology t = gen(c.spec).unwind_switches();
+  const int npus = 8 * c.nodes;
+  EXPECT_EQ(t.switches(), 0);
+  EXPECT_EQ(t.npus(), npus);
+  // Every ordered pair: intra-node through the NVSwitch, inter-node through the network.
+  EXPECT_EQ(t.num_links(), c.nodes == 1 ? 56 : npus * (npus - 1));
+  for (int a = 0; a < npus; ++a)
+    for (int b = 0; b < npus; ++b) {
+      if (a == b) continue;
+      const LinkId id = t.find_link(a, b);
+      if (c.nodes == 1 && a / 8 != b / 8) continue;
+      ASSERT_GE(id, 0) << a << "->" << b;
+      if (a / 8 == b / 8) {
+        // P = 8 GPUs on the NVSwitch: B / (P - 1), latency 2L; faster than the network path.
+        EXPECT_DOUBLE_EQ(t.link(id).bandwidth_gbps, c.nvswitch_gbps / 7);
+        EXPECT_EQ(t.link(id).latency_ps, 500'000);
+      } else {
+        EXPECT_DOUBLE_EQ(t.link(id).bandwidth_gbps, c.nic_gbps / (npus - 1));
+        EXPECT_EQ(t.link(id).latency_ps, 2'000'000);
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dgx, DgxCluster,
+                         ::testing::Values(ClusterCase{"dgx-a100:1", 1, 300.0, 25.0},
+                                           ClusterCase{"dgx-a100:2", 2, 300.0, 25.0},
+                                           ClusterCase{"dgx-a100:4", 4, 300.0, 25.0},
+                                           ClusterCase{"dgx-h100:1", 1, 450.0, 50.0},
+                                           ClusterCase{"dgx-h100:3", 3, 450.0, 50.0}),
+                         [](const auto& info) {
+                           std::string name = info.param.spec;
+                           for (char& ch : name)
+                             if (ch == '-' || ch == ':') ch = '_';
+                           return name;
+                         });
+
+TEST(DgxTopology, ClusterWithoutNodeCountIsOneNode) {
+  const Topology t = gen("dgx-h100");
+  EXPECT_EQ(t.npus(), 8);
+  EXPECT_EQ(t.switches(), 1);
+}
+
+TEST(DgxTopology, ExplicitParametersOverrideTheDatasheet) {
+  const Topology t = gen("dgx-a100:2", "100,10", "0.1us,2us");
+  const LinkId intra = t.find_link(0, 16);
+  const LinkId inter = t.find_link(0, 18);
+  ASSERT_GE(intra, 0);
+  ASSERT_GE(inter, 0);
+  EXPECT_DOUBLE_EQ(t.link(intra).bandwidth_gbps, 100.0);
+  EXPECT_EQ(t.link(intra).latency_ps, 100'000);
+  EXPECT_DOUBLE_EQ(t.link(inter).bandwidth_gbps, 10.0);
+  EXPECT_EQ(t.link(inter).latency_ps, 2'000'000);
+  const Topology one = gen("dgx-a100:2", "100");
+  EXPECT_DOUBLE_EQ(one.link(one.find_link(0, 18)).bandwidth_gbps, 100.0);
+  EXPECT_THROW(gen("dgx-a100:2", "1,2,3"), Error);
+}
+
+TEST(DgxTopology, BadSpecsThrow) {
+  for (const char* spec : {"dgx-a100:0", "dgx-a100:x", "dgx-a100:", "dgx-h100:-1", "dgx-h100:2x2",
+                           "dgx-a100:1,ring:4", "ring:4,dgx1", "dgx-a100:99999999999"})
+    EXPECT_THROW(gen(spec), Error) << spec;
+}
+
+TEST(DgxTopology, LoaderAndHelpKnowTheKinds) {
+  EXPECT_EQ(load_topology("dgx1", LinkParams{}).npus(), 8);
+  EXPECT_EQ(load_topology("dgx-h100:2", LinkParams{}).npus(), 16);
+  const std::string help = generator_help();
+  EXPECT_NE(help.find("dgx1"), std::string::npos);
+  EXPECT_NE(help.find("dgx-a100:NODES"), std::string::npos);
+  EXPECT_NE(help.find("dgx-h100:NODES"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tacos
