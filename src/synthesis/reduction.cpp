@@ -104,17 +104,25 @@ void compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
   algorithm = std::move(retimed);
 }
 
-Algorithm concatenate(const Algorithm& first, const Algorithm& second, Time offset,
-                      const Collective& collective) {
-  Algorithm joined = with_provenance(collective, first);
-  joined.reserve(first.transfers().size() + second.transfers().size());
-  for (const Transfer& t : first.transfers())
-    joined.add_transfer(t.src, t.dst, t.start, t.end, first.chunks(t), t.reduce);
-  for (const Transfer& t : second.transfers())
-    joined.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, second.chunks(t),
-                        t.reduce);
-  joined.collective_time = std::max(first.collective_time, second.collective_time + offset);
-  return joined;
+Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
+                       const std::vector<ChunkId>& map, Time offset) {
+  Algorithm remapped = with_provenance(target, algorithm);
+  remapped.reserve(algorithm.transfers().size());
+  std::vector<ChunkId> chunks;
+  for (const Transfer& t : algorithm.transfers()) {
+    chunks.clear();
+    for (ChunkId c : algorithm.chunks(t)) chunks.push_back(map[c]);
+    remapped.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, chunks, t.reduce);
+  }
+  remapped.collective_time = algorithm.collective_time + offset;
+  return remapped;
+}
+
+void append(Algorithm& whole, const Algorithm& part) {
+  whole.reserve(whole.transfers().size() + part.transfers().size());
+  for (const Transfer& t : part.transfers())
+    whole.add_transfer(t.src, t.dst, t.start, t.end, part.chunks(t), t.reduce);
+  whole.collective_time = std::max(whole.collective_time, part.collective_time);
 }
 
 }  // namespace tacos::detail

@@ -22,8 +22,12 @@ Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Colle
 // order allow (the simulator's rules). Never later than the recorded times.
 void compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
 
-// Appends `second` after `first` (same collective chunk numbering), shifted by `offset`.
-Algorithm concatenate(const Algorithm& first, const Algorithm& second, Time offset,
-                      const Collective& collective);
+// The same transfers with chunk ids renumbered through `map` (old id -> new id), as part of
+// `target`'s collective; times shifted by `offset`.
+Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
+                       const std::vector<ChunkId>& map, Time offset);
+
+// Appends every transfer of `part` to `whole` (same chunk numbering).
+void append(Algorithm& whole, const Algorithm& part);
 
 }  // namespace tacos::detail

@@ -111,6 +111,79 @@ Algorithm synthesize_reduction(const Topology& topology, const Topology& transpo
   return reversed;
 }
 
+// All-Reduce over the chunk pieces in `pieces` (indexes 0..K-1 of each member's share): a
+// Reduce-Scatter then an All-Gather of those chunks, laid one after the other from `offset`,
+// chunk ids in the All-Reduce's numbering.
+Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
+                          const Collective& all_reduce, const std::vector<int>& pieces,
+                          LinkModel model, std::uint64_t seed, Time offset,
+                          const ProgressCallback& progress) {
+  const int k = all_reduce.chunks_per_npu();
+  const int wave_k = static_cast<int>(pieces.size());
+  const int n = all_reduce.num_members();
+  // Sized so that the wave's chunk is exactly the All-Reduce's chunk.
+  const Bytes wave_size = all_reduce.chunk_bytes() * n * wave_k;
+  const Collective reduce_scatter =
+      Collective::make(CollectiveKind::kReduceScatter, all_reduce.topology_npus(), wave_size,
+                       wave_k, all_reduce.members());
+  const Collective all_gather = copy_counterpart(reduce_scatter);
+  std::vector<ChunkId> map(static_cast<std::size_t>(n) * wave_k);
+  for (int member = 0; member < n; ++member)
+    for (int q = 0; q < wave_k; ++q) map[member * wave_k + q] = member * k + pieces[q];
+  auto half = [&progress](double from) -> ProgressCallback {
+    if (!progress) return {};
+    return [&progress, from](double f) { progress(from + f / 2); };
+  };
+  const Algorithm reduced =
+      synthesize_reduction(topology, transposed, reduce_scatter, model, seed, half(0.0));
+  TrialOutcome gathered = run_copy(topology, all_gather, model, seed, true, half(0.5));
+  Algorithm wave = detail::remap_chunks(reduced, all_reduce, map, offset);
+  detail::append(wave, detail::remap_chunks(*gathered.algorithm, all_reduce, map,
+                                            offset + reduced.collective_time));
+  return wave;
+}
+
+// Sequential: one Reduce-Scatter of every chunk, then one All-Gather. Pipelined: the chunk
+// pieces go in waves (1, 2 or K of them); every transfer is then started as early as its data
+// and its link allow, so a wave's All-Gather starts once its own reductions are done and
+// overlaps the next wave's Reduce-Scatter. The fastest wave count is kept; one wave is the
+// sequential schedule started early where possible, so pipelined is never slower.
+Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transposed,
+                                const Collective& all_reduce, LinkModel model,
+                                AllReduceMode mode, std::uint64_t seed,
+                                const ProgressCallback& progress) {
+  const int k = all_reduce.chunks_per_npu();
+  std::vector<int> wave_counts{1};
+  if (mode == AllReduceMode::kPipelined) {
+    if (k % 2 == 0 && k > 2) wave_counts.push_back(2);
+    if (k > 1) wave_counts.push_back(k);
+  }
+  std::optional<Algorithm> best;
+  for (std::size_t option = 0; option < wave_counts.size(); ++option) {
+    const int waves = wave_counts[option];
+    Algorithm joined(all_reduce);
+    Time offset = 0;
+    for (int w = 0; w < waves; ++w) {
+      std::vector<int> pieces;
+      for (int p = w * k / waves; p < (w + 1) * k / waves; ++p) pieces.push_back(p);
+      ProgressCallback part;
+      if (progress)
+        part = [&progress, option, w, waves, count = wave_counts.size()](double f) {
+          progress((option + (w + f) / waves) / count);
+        };
+      Algorithm wave = all_reduce_wave(topology, transposed, all_reduce, pieces, model,
+                                       seed + static_cast<std::uint64_t>(w), offset, part);
+      offset = wave.collective_time;
+      detail::append(joined, wave);
+    }
+    joined.synthesizer = "tacos";
+    joined.link_model = model;
+    if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
+    if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
+  }
+  return std::move(*best);
+}
+
 TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep) {
   TrialOutcome outcome;
   outcome.seed = seed;
@@ -150,21 +223,9 @@ Trial make_trial(const Topology& topology, const Collective& collective,
       const AllReduceMode mode = options.all_reduce_mode;
       return [&topology, transposed, &collective, model, keep, mode](
                  std::uint64_t seed, const ProgressCallback& progress) {
-        const Collective reduce_scatter = Collective::make(
-            CollectiveKind::kReduceScatter, collective.topology_npus(), collective.size(),
-            collective.chunks_per_npu(), collective.members());
-        const Collective all_gather = copy_counterpart(reduce_scatter);
-        auto half = [&progress](double offset) -> ProgressCallback {
-          if (!progress) return {};
-          return [&progress, offset](double f) { progress(offset + f / 2); };
-        };
-        const Algorithm first = synthesize_reduction(topology, *transposed, reduce_scatter,
-                                                     model, seed, half(0.0));
-        TrialOutcome second = run_copy(topology, all_gather, model, seed, true, half(0.5));
-        Algorithm joined = detail::concatenate(first, *second.algorithm, first.collective_time,
-                                               collective);
-        if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
-        return outcome_of(std::move(joined), seed, keep);
+        return outcome_of(
+            synthesize_all_reduce(topology, *transposed, collective, model, mode, seed, progress),
+            seed, keep);
       };
     }
   }
