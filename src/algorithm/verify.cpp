@@ -3,15 +3,22 @@
 // never on a devices x chunks matrix: a chunk's holders are tracked in one scratch array over the
 // devices that is reset after each chunk.
 //
-// Extending to reductions: the per-chunk pass below keeps, for the chunk at hand, the earliest
-// time each device holds it (`arrival`). For partial sums the state per device becomes the set of
-// contributors its partial covers (a bitset over the chunk's sources, or a multiset hash), built
-// by replaying the chunk's transfers in time order (a reduce transfer adds the sender's set as of
-// its start, a copy replaces it); the postcondition then asks for the full set at every
-// destination and no contributor counted twice.
+// Copy collectives: the per-chunk pass keeps, for the chunk at hand, the earliest time each
+// device holds it (`arrival`).
+//
+// Reduction collectives (partial sums): the per-chunk pass replays the chunk's transfers in time
+// order (arrivals before starts at equal times) and keeps, per device, the set of contributors
+// its partial covers: a bitset over the collective's members, held in a small pool of bitsets
+// with reference counts (`PartialSums`). A transfer's start takes a reference to the sender's
+// set (the value it carries); a copy's end hands that reference to the receiver, a reduction's
+// end unions it into the receiver's set (in place when nobody else refers to it, else copy on
+// write). Devices get their initial set ({self} for contributors, empty otherwise) lazily, on
+// first use. The pool is emptied after each chunk, so memory is O(N + live sets of one chunk x
+// members / 8 bytes) and time O(T log T + T x members / 64) word operations.
 #include "tacos/algorithm/verify.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -30,6 +37,279 @@ std::string us(Time ps) { return format_micros(ps) + " us"; }
 std::string link_name(const Topology& topology, LinkId id) {
   const Link& l = topology.link(id);
   return std::to_string(l.src) + " -> " + std::to_string(l.dst);
+}
+
+// Copy collectives, chunk by chunk: arrival[d] is the earliest time device d holds the chunk (0
+// at its sources), kNever when it never does. Sets the lowest-index causality violation and the
+// first chunk (lowest id) with a destination that never gets it.
+void check_copies(const Algorithm& algorithm, const Topology& topology,
+                  const std::vector<std::int64_t>& chunk_offsets,
+                  const std::vector<std::uint32_t>& by_chunk, std::string& causal_error,
+                  std::string& missing_error) {
+  const auto& transfers = algorithm.transfers();
+  const Collective& collective = algorithm.collective();
+  std::vector<Time> arrival(topology.devices(), kNever);
+  std::vector<DeviceId> touched;
+  std::size_t causal_index = transfers.size();  // lowest violating transfer so far
+  for (ChunkId c = 0; c < collective.num_chunks(); ++c) {
+    const std::uint32_t* begin = by_chunk.data() + chunk_offsets[c];
+    const std::uint32_t* end = by_chunk.data() + chunk_offsets[c + 1];
+    auto hold = [&](DeviceId d, Time when) {
+      if (arrival[d] == kNever) touched.push_back(d);
+      arrival[d] = std::min(arrival[d], when);
+    };
+    for (const std::uint32_t* p = begin; p != end; ++p) hold(transfers[*p].dst, transfers[*p].end);
+    for (NpuId s : collective.sources(c)) hold(s, 0);
+    for (const std::uint32_t* p = begin; p != end && *p < causal_index; ++p) {
+      const Transfer& t = transfers[*p];
+      const Time at = arrival[t.src];
+      if (at <= t.start) continue;
+      causal_index = *p;
+      causal_error =
+          describe_transfer(algorithm, *p) + " starts at " + us(t.start) + " but chunk " +
+          std::to_string(c) +
+          (at == kNever ? " never reaches " + describe_device(topology, t.src)
+                        : " reaches " + describe_device(topology, t.src) + " only at " + us(at));
+      break;
+    }
+    if (missing_error.empty())
+      for (NpuId d : collective.destinations(c))
+        if (arrival[d] == kNever) {
+          missing_error = "chunk " + std::to_string(c) + " never reaches " +
+                          describe_device(topology, d) + ", one of its destinations";
+          break;
+        }
+    for (DeviceId d : touched) arrival[d] = kNever;
+    touched.clear();
+  }
+}
+
+// Contributor sets of one chunk: bitsets of `words` 64-bit words over the collective's members,
+// addressed by handles into a pool; kEmpty is the empty set (never stored). Handles are shared by
+// reference count (device states and the values of transfers in flight).
+class PartialSums {
+ public:
+  static constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+
+  explicit PartialSums(int bits) : words_(static_cast<std::size_t>((bits + 63) / 64)) {}
+
+  std::size_t words() const { return words_; }
+  const std::uint64_t* bits(std::uint32_t h) const { return pool_.data() + h * words_; }
+
+  std::uint32_t singleton(int bit) {
+    const std::uint32_t h = allocate();
+    pool_[h * words_ + static_cast<std::size_t>(bit) / 64] |= std::uint64_t{1} << (bit % 64);
+    return h;
+  }
+  std::uint32_t share(std::uint32_t h) {
+    if (h != kEmpty) ++refs_[h];
+    return h;
+  }
+  void release(std::uint32_t h) {
+    if (h != kEmpty && --refs_[h] == 0) free_.push_back(h);
+  }
+  // Lowest bit in both sets, or -1.
+  int first_common(std::uint32_t a, std::uint32_t b) const {
+    if (a == kEmpty || b == kEmpty) return -1;
+    const std::uint64_t* x = bits(a);
+    const std::uint64_t* y = bits(b);
+    for (std::size_t w = 0; w < words_; ++w)
+      if (const std::uint64_t both = x[w] & y[w])
+        return static_cast<int>(w * 64) + std::countr_zero(both);
+    return -1;
+  }
+  // Lowest bit of `expected` (a words()-long array) missing from set h, or -1.
+  int first_missing(const std::uint64_t* expected, std::uint32_t h) const {
+    const std::uint64_t* x = h == kEmpty ? nullptr : bits(h);
+    for (std::size_t w = 0; w < words_; ++w)
+      if (const std::uint64_t missing = expected[w] & ~(x ? x[w] : 0))
+        return static_cast<int>(w * 64) + std::countr_zero(missing);
+    return -1;
+  }
+  // The union of set `into` (whose reference is consumed) and set `add` (whose reference is
+  // kept), as a new reference. Modifies `into` in place when it is the only reference to it.
+  std::uint32_t merge(std::uint32_t into, std::uint32_t add) {
+    if (add == kEmpty) return into;
+    if (into == kEmpty) return share(add);
+    std::uint32_t out = into;
+    if (refs_[into] != 1) {
+      out = allocate();
+      std::copy_n(pool_.begin() + into * words_, words_, pool_.begin() + out * words_);
+      release(into);
+    }
+    std::uint64_t* o = pool_.data() + out * words_;
+    const std::uint64_t* a = bits(add);
+    for (std::size_t w = 0; w < words_; ++w) o[w] |= a[w];
+    return out;
+  }
+  // Forgets every set (keeps the memory).
+  void clear() {
+    pool_.clear();
+    refs_.clear();
+    free_.clear();
+  }
+
+ private:
+  std::uint32_t allocate() {
+    std::uint32_t h;
+    if (!free_.empty()) {
+      h = free_.back();
+      free_.pop_back();
+      std::fill_n(pool_.begin() + h * words_, words_, 0);
+    } else {
+      h = static_cast<std::uint32_t>(refs_.size());
+      refs_.push_back(0);
+      pool_.resize(pool_.size() + words_, 0);
+    }
+    refs_[h] = 1;
+    return h;
+  }
+
+  std::size_t words_;
+  std::vector<std::uint64_t> pool_;
+  std::vector<std::uint32_t> refs_;
+  std::vector<std::uint32_t> free_;
+};
+
+// What the partial-sum replay found: the earliest violation during the replay (by event time,
+// then transfer index) and the first missing contribution at a destination (lowest chunk id).
+struct ReductionReplay {
+  bool violation = false;
+  Time violation_time = 0;
+  std::uint32_t violation_index = 0;
+  std::string violation_error;
+  std::string missing_error;
+};
+
+// Replays reduction collectives chunk by chunk (see the comment at the top of this file).
+// `by_chunk` holds, per chunk (between chunk_offsets), the transfers carrying it in index order.
+ReductionReplay replay_partial_sums(const Algorithm& algorithm, const Topology& topology,
+                                    const std::vector<std::int64_t>& chunk_offsets,
+                                    const std::vector<std::uint32_t>& by_chunk) {
+  ReductionReplay out;
+  const auto& transfers = algorithm.transfers();
+  const Collective& collective = algorithm.collective();
+  const int num_members = collective.num_members();
+  PartialSums sums(num_members);
+  const std::size_t words = sums.words();
+  constexpr std::uint32_t kUntouched = PartialSums::kEmpty - 1;
+  std::vector<std::uint32_t> state(topology.devices(), kUntouched);  // device -> set handle
+  std::vector<DeviceId> touched;
+  std::vector<std::uint64_t> expected(words);  // the chunk's contributors
+  std::vector<std::uint32_t> carried;          // per entry of the chunk: the set it carries
+  struct Event {
+    Time time;
+    std::uint64_t key;  // (is_start << 32) | entry: arrivals before starts, then index order
+    bool operator<(const Event& o) const { return time != o.time ? time < o.time : key < o.key; }
+  };
+  std::vector<Event> events;
+  auto bit_of = [&](DeviceId d) {
+    const int m = d < collective.topology_npus() ? collective.member_index(d) : -1;
+    return m >= 0 && (expected[static_cast<std::size_t>(m) / 64] >> (m % 64) & 1) ? m : -1;
+  };
+  auto get = [&](DeviceId d) {
+    if (state[d] == kUntouched) {
+      touched.push_back(d);
+      const int bit = bit_of(d);
+      state[d] = bit >= 0 ? sums.singleton(bit) : PartialSums::kEmpty;
+    }
+    return state[d];
+  };
+  auto npu_of_bit = [&](int bit) { return collective.members()[bit]; };
+
+  for (ChunkId c = 0; c < collective.num_chunks(); ++c) {
+    const std::uint32_t* entries = by_chunk.data() + chunk_offsets[c];
+    const std::size_t count = static_cast<std::size_t>(chunk_offsets[c + 1] - chunk_offsets[c]);
+    std::fill(expected.begin(), expected.end(), 0);
+    for (NpuId s : collective.sources(c)) {
+      const int m = collective.member_index(s);
+      expected[static_cast<std::size_t>(m) / 64] |= std::uint64_t{1} << (m % 64);
+    }
+    events.clear();
+    for (std::size_t p = 0; p < count; ++p) {
+      const Transfer& t = transfers[entries[p]];
+      events.push_back(Event{t.start, (std::uint64_t{1} << 32) | p});
+      events.push_back(Event{t.end, p});
+    }
+    std::sort(events.begin(), events.end());
+    carried.assign(count, kUntouched);
+
+    auto violate = [&](std::size_t p, Time when, std::string message) {
+      const std::uint32_t index = entries[p];
+      if (!out.violation || when < out.violation_time ||
+          (when == out.violation_time && index < out.violation_index)) {
+        out.violation = true;
+        out.violation_time = when;
+        out.violation_index = index;
+        out.violation_error = std::move(message);
+      }
+    };
+    // The value a transfer carries: its sender's set at its start.
+    auto sample = [&](std::size_t p) -> bool {
+      const Transfer& t = transfers[entries[p]];
+      const std::uint32_t h = get(t.src);
+      if (h == PartialSums::kEmpty) {
+        Time first = kNever;
+        for (std::size_t q = 0; q < count; ++q)
+          if (transfers[entries[q]].dst == t.src)
+            first = std::min(first, transfers[entries[q]].end);
+        const std::string at = describe_device(topology, t.src);
+        violate(p, t.start,
+                describe_transfer(algorithm, entries[p]) + " starts at " + us(t.start) +
+                    " and sends chunk " + std::to_string(c) + " from " + at +
+                    ", which holds no partial of it" +
+                    (first == kNever ? " (none ever reaches " + at + ")"
+                                     : " (the first one reaches " + at + " at " + us(first) + ")"));
+        return false;
+      }
+      carried[p] = sums.share(h);
+      return true;
+    };
+
+    bool ok = true;
+    for (const Event& e : events) {
+      if (out.violation && e.time > out.violation_time) break;  // cannot be the earliest
+      const std::size_t p = static_cast<std::size_t>(e.key & 0xffffffffu);
+      const Transfer& t = transfers[entries[p]];
+      if (e.key >> 32) {
+        if (carried[p] == kUntouched && !(ok = sample(p))) break;
+        continue;
+      }
+      // An arrival (its start came first unless the transfer takes no time).
+      if (carried[p] == kUntouched && !(ok = sample(p))) break;
+      const std::uint32_t have = get(t.dst);
+      if (!t.reduce) {
+        sums.release(have);
+        state[t.dst] = carried[p];
+        continue;
+      }
+      const int twice = sums.first_common(have, carried[p]);
+      if (twice >= 0) {
+        violate(p, t.end,
+                "chunk " + std::to_string(c) + ": " + describe_device(topology, t.dst) +
+                    " receives NPU " + std::to_string(npu_of_bit(twice)) +
+                    "'s contribution twice (" + describe_transfer(algorithm, entries[p]) + " at " +
+                    us(t.end) + ")");
+        ok = false;
+        break;
+      }
+      state[t.dst] = sums.merge(have, carried[p]);
+      sums.release(carried[p]);
+    }
+
+    if (ok && !out.violation && out.missing_error.empty())
+      for (NpuId d : collective.destinations(c)) {
+        const int missing = sums.first_missing(expected.data(), get(d));
+        if (missing < 0) continue;
+        out.missing_error = "chunk " + std::to_string(c) + " at " + describe_device(topology, d) +
+                            " lacks the contribution of NPU " + std::to_string(npu_of_bit(missing));
+        break;
+      }
+    for (DeviceId d : touched) state[d] = kUntouched;
+    touched.clear();
+    sums.clear();
+  }
+  return out;
 }
 
 }  // namespace
@@ -70,9 +350,7 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
     return fail("the algorithm's collective is for a topology of " +
                 std::to_string(collective.topology_npus()) + " NPUs but the topology has " +
                 std::to_string(topology.npus()));
-  if (is_reduction(collective.kind()))
-    return fail("verifying reduction collectives (" + to_string(collective.kind()) +
-                ") is not supported yet");
+  const bool reduction = is_reduction(collective.kind());
   if (num_transfers > std::numeric_limits<std::uint32_t>::max())
     return fail("too many transfers to verify (" + std::to_string(num_transfers) + ")");
 
@@ -109,9 +387,10 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
       if (c < 0 || c >= num_chunks)
         return fail(describe_transfer(algorithm, i) + ": chunk " + std::to_string(c) +
                     " is not one of the collective's chunks 0.." + std::to_string(num_chunks - 1));
-    if (t.reduce)
+    if (t.reduce && !reduction)
       return fail(describe_transfer(algorithm, i) +
-                  " is a reduction; verifying partial sums is not supported yet");
+                  " is a reduction (a partial-sum transfer) but " + to_string(collective.kind()) +
+                  " is not a reduction collective");
     if (t.start < 0)
       return fail(describe_transfer(algorithm, i) + " starts at a negative time (" +
                   std::to_string(t.start) + " ps)");
@@ -141,43 +420,15 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
       }
   }
 
-  // Causality and postconditions, one chunk at a time. arrival[d]: earliest time device d holds
-  // the chunk (0 at its sources), kNever when it never does.
-  std::vector<Time> arrival(devices, kNever);
-  std::vector<DeviceId> touched;
-  std::size_t causal_index = num_transfers;  // lowest violating transfer so far
+  // Causality and postconditions, one chunk at a time.
   std::string causal_error;
   std::string missing_error;  // first chunk (lowest id) with a destination that never gets it
-  for (ChunkId c = 0; c < num_chunks; ++c) {
-    const std::uint32_t* begin = by_chunk.data() + chunk_offsets[c];
-    const std::uint32_t* end = by_chunk.data() + chunk_offsets[c + 1];
-    auto hold = [&](DeviceId d, Time when) {
-      if (arrival[d] == kNever) touched.push_back(d);
-      arrival[d] = std::min(arrival[d], when);
-    };
-    for (const std::uint32_t* p = begin; p != end; ++p) hold(transfers[*p].dst, transfers[*p].end);
-    for (NpuId s : collective.sources(c)) hold(s, 0);
-    for (const std::uint32_t* p = begin; p != end && *p < causal_index; ++p) {
-      const Transfer& t = transfers[*p];
-      const Time at = arrival[t.src];
-      if (at <= t.start) continue;
-      causal_index = *p;
-      causal_error =
-          describe_transfer(algorithm, *p) + " starts at " + us(t.start) + " but chunk " +
-          std::to_string(c) +
-          (at == kNever ? " never reaches " + describe_device(topology, t.src)
-                        : " reaches " + describe_device(topology, t.src) + " only at " + us(at));
-      break;
-    }
-    if (missing_error.empty())
-      for (NpuId d : collective.destinations(c))
-        if (arrival[d] == kNever) {
-          missing_error = "chunk " + std::to_string(c) + " never reaches " +
-                          describe_device(topology, d) + ", one of its destinations";
-          break;
-        }
-    for (DeviceId d : touched) arrival[d] = kNever;
-    touched.clear();
+  if (reduction) {
+    ReductionReplay replay = replay_partial_sums(algorithm, topology, chunk_offsets, by_chunk);
+    causal_error = std::move(replay.violation_error);
+    missing_error = std::move(replay.missing_error);
+  } else {
+    check_copies(algorithm, topology, chunk_offsets, by_chunk, causal_error, missing_error);
   }
   if (!causal_error.empty()) return fail(causal_error);
   by_chunk = {};

@@ -44,33 +44,37 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
 
+  // Links renumbered by (destination, source): the matching goes destination by destination,
+  // so every per-link array below is then read front to back.
   const int links = topology.num_links();
   const Bytes chunk_bytes = collective.chunk_bytes();
-  link_arrival_delay_.resize(links);
-  link_busy_delay_.resize(links);
+  links_.reserve(links);
   for (LinkId l = 0; l < links; ++l) {
     const Link& link = topology.link(l);
     const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
-    link_arrival_delay_[l] = link.latency_ps + serialization;
-    link_busy_delay_[l] = link_busy_time(model, link.latency_ps, serialization);
+    links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
+                               link_busy_time(model, link.latency_ps, serialization), 0});
   }
-  std::vector<Time> distinct = link_arrival_delay_;
+  std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
+    return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
+  });
+  in_begin_.assign(npus_ + 1, 0);
+  for (const MatchLink& l : links_) ++in_begin_[l.dst + 1];
+  for (int v = 0; v < npus_; ++v) in_begin_[v + 1] += in_begin_[v];
+  std::vector<Time> distinct;
+  for (const MatchLink& l : links_) distinct.push_back(l.arrival_delay);
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  delay_ranks_ = static_cast<int>(distinct.size());
-  if (delay_ranks_ > 65535) throw Error("synthesize: too many distinct link delays");
-  link_delay_rank_.resize(links);
-  for (LinkId l = 0; l < links; ++l)
-    link_delay_rank_[l] = static_cast<std::uint16_t>(
-        std::lower_bound(distinct.begin(), distinct.end(), link_arrival_delay_[l]) -
-        distinct.begin());
+  if (distinct.size() > 65535) throw Error("synthesize: too many distinct link delays");
+  for (MatchLink& l : links_)
+    l.delay_rank = static_cast<std::uint16_t>(
+        std::lower_bound(distinct.begin(), distinct.end(), l.arrival_delay) - distinct.begin());
 
   heterogeneous_ingress_.assign(npus_, 0);
-  for (NpuId v = 0; v < npus_; ++v) {
-    const auto in = topology.in_links(v);
-    for (LinkId l : in)
-      if (link_arrival_delay_[l] != link_arrival_delay_[in.front()]) heterogeneous_ingress_[v] = 1;
-  }
+  for (NpuId v = 0; v < npus_; ++v)
+    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
+      if (links_[l].arrival_delay != links_[in_begin_[v]].arrival_delay)
+        heterogeneous_ingress_[v] = 1;
 
   if (unicast_) {
     holder_.assign(chunks_, -1);
@@ -81,8 +85,11 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   }
   if (unicast_ || relays_) compute_distances();
   log_.resize(npus_);
+  // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
+  if (!unicast_ && !relays_)
+    for (auto& log : log_) log.reserve(chunks_);
   cursor_.assign(links, 0);
-  window_.assign(static_cast<std::size_t>(links) * window_capacity_, 0);
+  window_.assign(static_cast<std::size_t>(links) * window_capacity_, WindowSlot{0, 0});
   window_size_.assign(links, 0);
   link_state_.assign(links, LinkState::kIdle);
   idle_out_.resize(npus_);
@@ -111,9 +118,9 @@ void GreedyMatcher::compute_distances() {
       const auto [d, x] = queue.top();
       queue.pop();
       if (d != dist[x]) continue;
-      for (LinkId l : topology_.in_links(x)) {
-        const NpuId y = topology_.link(l).src;
-        const Time candidate = d + link_arrival_delay_[l];
+      for (int l = in_begin_[x]; l < in_begin_[x + 1]; ++l) {
+        const NpuId y = links_[l].src;
+        const Time candidate = d + links_[l].arrival_delay;
         if (candidate < dist[y]) {
           dist[y] = candidate;
           queue.emplace(candidate, y);
@@ -122,9 +129,9 @@ void GreedyMatcher::compute_distances() {
     }
   }
   if (!relays_) return;
-  closer_.resize(topology_.num_links(), members_);
-  for (LinkId l = 0; l < topology_.num_links(); ++l) {
-    const Link& link = topology_.link(l);
+  closer_.resize(static_cast<int>(links_.size()), members_);
+  for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) {
+    const MatchLink& link = links_[l];
     for (int m = 0; m < members_; ++m) {
       const Time* dist = &distance_[static_cast<std::size_t>(distance_row_[m]) * npus_];
       if (dist[link.dst] < dist[link.src]) closer_.set(l, m);
@@ -213,7 +220,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
 }
 
 bool GreedyMatcher::useful(LinkId link, ChunkId chunk) const {
-  const Link& l = topology_.link(link);
+  const MatchLink& l = links_[link];
   if (unicast_) {
     if (holder_[chunk] != l.src || moving_[chunk]) return false;
     return l.dst == destination_[chunk] ||
@@ -227,7 +234,7 @@ bool GreedyMatcher::useful(LinkId link, ChunkId chunk) const {
 bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
   if (!useful(link, chunk)) return false;
   if (unicast_) return true;
-  const NpuId v = topology_.link(link).dst;
+  const NpuId v = links_[link].dst;
   if (!pending(v, chunk)) return true;
   // Already on its way to v: only a faster delivery is worth a second copy.
   if (!heterogeneous_ingress_[v]) return false;
@@ -238,13 +245,13 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
 ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
   // Only chunks the source already held when the transfer started: anything later would not
   // be causal.
-  const auto& source_log = log_[topology_.link(flight.link).src];
-  std::uint32_t* window = &window_[static_cast<std::size_t>(flight.link) * window_capacity_];
+  const auto& source_log = log_[links_[flight.link].src];
+  WindowSlot* window = &window_[static_cast<std::size_t>(flight.link) * window_capacity_];
   for (int i = 0; i < window_size_[flight.link]; ++i) {
-    const std::uint32_t position = window[i];
-    if (position < flight.source_log_length && offerable(flight.link, source_log[position], now)) {
+    const WindowSlot slot = window[i];
+    if (slot.position < flight.source_log_length && offerable(flight.link, slot.chunk, now)) {
       window[i] = window[--window_size_[flight.link]];
-      return source_log[position];
+      return slot.chunk;
     }
   }
   for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
@@ -255,7 +262,7 @@ ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
 void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   const Flight flight = flights_[flight_index];
   free_flights_.push_back(flight_index);
-  const NpuId v = topology_.link(flight.link).dst;
+  const NpuId v = links_[flight.link].dst;
   ChunkId chunk = flight.chunk;
   if (model_ == LinkModel::kTacos) queue_link(flight.link);
   if (unicast_) {
@@ -279,16 +286,15 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   deliver(v, chunk, now);
 }
 
-int GreedyMatcher::choose_from_window(LinkId link, const std::uint32_t* window, int size) {
+int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
   if (!unicast_) return static_cast<int>(random_.below(static_cast<std::uint32_t>(size)));
   // Critical path first: the chunk with the farthest destination, seeded random among equals.
-  const NpuId src = topology_.link(link).src;
-  const auto& source_log = log_[src];
+  const NpuId src = links_[link].src;
   int best = 0;
   Time best_distance = -1;
   std::uint32_t ties = 0;
   for (int i = 0; i < size; ++i) {
-    const Time d = remaining_distance(src, source_log[window[i]]);
+    const Time d = remaining_distance(src, window[i].chunk);
     if (d > best_distance) {
       best_distance = d;
       best = i;
@@ -301,15 +307,16 @@ int GreedyMatcher::choose_from_window(LinkId link, const std::uint32_t* window, 
 }
 
 bool GreedyMatcher::try_start(LinkId link, Time now) {
-  const Link& l = topology_.link(link);
-  const Time arrival = now + link_arrival_delay_[link];
-  std::uint32_t* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
+  const MatchLink& l = links_[link];
+  const Time arrival = now + links_[link].arrival_delay;
+  WindowSlot* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
   int size = window_size_[link];
   const auto& source_log = log_[l.src];
   std::uint32_t cursor = cursor_[link];
   auto refill = [&] {
     while (size < window_capacity_ && cursor < source_log.size()) {
-      if (offerable(link, source_log[cursor], arrival)) window[size++] = cursor;
+      const ChunkId c = source_log[cursor];
+      if (offerable(link, c, arrival)) window[size++] = WindowSlot{cursor, c};
       ++cursor;
     }
   };
@@ -319,7 +326,7 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   // entries is still uniform over the live ones, and it saves most of the memory traffic.
   if (unicast_) {
     for (int i = 0; i < size;) {
-      if (offerable(link, source_log[window[i]], arrival))
+      if (offerable(link, window[i].chunk, arrival))
         ++i;
       else
         window[i] = window[--size];
@@ -330,7 +337,7 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
     refill();
     if (size == 0) break;
     const int pick = choose_from_window(link, window, size);
-    const ChunkId candidate = source_log[window[pick]];
+    const ChunkId candidate = window[pick].chunk;
     window[pick] = window[--size];
     if (unicast_ || offerable(link, candidate, arrival)) {
       chunk = candidate;
@@ -373,7 +380,7 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   link_state_[link] = LinkState::kBusy;
   schedule(arrival, flight_index);
   if (model_ == LinkModel::kAstra)
-    schedule(now + link_busy_delay_[link], kFreeEventBit | static_cast<std::uint32_t>(link));
+    schedule(now + links_[link].busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
   return true;
 }
 
@@ -386,8 +393,8 @@ void GreedyMatcher::match_queued_links(Time now) {
   sort_keys_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const LinkId l = queued_[i];
-    const std::uint64_t key = (static_cast<std::uint64_t>(topology_.link(l).dst) << 40) |
-                              (static_cast<std::uint64_t>(link_delay_rank_[l]) << 24) |
+    const std::uint64_t key = (static_cast<std::uint64_t>(links_[l].dst) << 40) |
+                              (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
                               (random_.next() >> 40);
     sort_keys_[i] = {key, l};
   }
@@ -407,12 +414,24 @@ void GreedyMatcher::match_queued_links(Time now) {
         std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
     sort_keys_.swap(sorted_keys_);
   }
-  for (const auto& [key, l] : sort_keys_) try_start(l, now);
+  // Each try reads its source's log at the link's cursor, far from the last one: fetch a few
+  // links ahead so those reads overlap.
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) prefetch_link(sort_keys_[i + kAhead].second);
+    try_start(sort_keys_[i].second, now);
+  }
+}
+
+void GreedyMatcher::prefetch_link(LinkId link) const {
+  const auto& log = log_[links_[link].src];
+  const std::uint32_t cursor = cursor_[link];
+  if (cursor < log.size()) __builtin_prefetch(log.data() + cursor);
 }
 
 void GreedyMatcher::run() {
   seed_initial_holdings();
-  for (LinkId l = 0; l < topology_.num_links(); ++l) queue_link(l);
+  for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) queue_link(l);
   Time now = 0;
   while (remaining_ > 0) {
     match_queued_links(now);
@@ -420,8 +439,14 @@ void GreedyMatcher::run() {
     auto node = events_.extract(events_.begin());
     now = node.key();
     std::vector<std::uint32_t>& bucket = node.mapped();
-    for (std::uint32_t event : bucket)
-      if (!(event & kFreeEventBit)) handle_arrival(event, now);
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t i = 0; i < bucket.size(); ++i) {
+      if (i + kAhead < bucket.size() && !(bucket[i + kAhead] & kFreeEventBit)) {
+        const Flight& ahead = flights_[bucket[i + kAhead]];
+        if (!unicast_) state_.prefetch(links_[ahead.link].dst, 2 * ahead.chunk);
+      }
+      if (!(bucket[i] & kFreeEventBit)) handle_arrival(bucket[i], now);
+    }
     for (std::uint32_t event : bucket)
       if (event & kFreeEventBit) queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
     bucket.clear();

@@ -27,6 +27,7 @@ class BitMatrix {
   void reset(int row, int column) {
     bits_[index(row, column)] &= ~(std::uint64_t{1} << (column & 63));
   }
+  void prefetch(int row, int column) const { __builtin_prefetch(&bits_[index(row, column)]); }
   // True when rows `a` of this and `b` of `other` share a set bit (same column count).
   bool intersects(int a, const BitMatrix& other, int b) const {
     const std::uint64_t* x = &bits_[static_cast<std::size_t>(a) * words_per_row_];
@@ -84,7 +85,9 @@ class GreedyMatcher {
   bool useful(LinkId link, ChunkId chunk) const;
   bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
   bool try_start(LinkId link, Time now);
-  int choose_from_window(LinkId link, const std::uint32_t* window, int size);
+  struct WindowSlot;
+  int choose_from_window(LinkId link, const WindowSlot* window, int size);
+  void prefetch_link(LinkId link) const;
   ChunkId find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
 
@@ -114,10 +117,14 @@ class GreedyMatcher {
   std::vector<char> moving_;              // unicast: chunk in flight
   std::vector<NpuId> destination_;        // unicast: each chunk's destination
 
-  std::vector<Time> link_arrival_delay_;  // latency + serialization
-  std::vector<Time> link_busy_delay_;     // per link model
-  std::vector<std::uint16_t> link_delay_rank_;
-  int delay_ranks_ = 0;
+  struct MatchLink {
+    NpuId src, dst;
+    Time arrival_delay;  // latency + serialization
+    Time busy_delay;     // per link model
+    std::uint16_t delay_rank;
+  };
+  std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
+  std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
   // they keep the arrival time of each chunk in flight to them.
   std::vector<char> heterogeneous_ingress_;
@@ -132,7 +139,12 @@ class GreedyMatcher {
   std::vector<std::uint32_t> cursor_;      // per link, into log_[src]
   // Per link, window_capacity_ slots of positions in log_[src]: positions, not chunk ids, so
   // that a replacement can tell whether the source held the chunk when a transfer started.
-  std::vector<std::uint32_t> window_;
+  // The chunk id rides along so that drawing from the window does not touch the log.
+  struct WindowSlot {
+    std::uint32_t position;
+    ChunkId chunk;
+  };
+  std::vector<WindowSlot> window_;
   std::vector<std::uint8_t> window_size_;  // per link
   std::vector<LinkState> link_state_;
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data

@@ -20,11 +20,29 @@ struct VerifyResult {
 // every postcondition holds at the end.
 //
 // Violations are looked for in this order and the first one found is reported: per transfer
-// (in index order) bad device, missing link, bad or repeated chunk id, negative start, too
-// short; then causality (lowest transfer index); then link overlap (earliest conflict); then
-// postconditions (lowest chunk id). Runs in O(T log T + C + N) time and O(T + C + N) memory for
-// T transfers, C chunks and N devices. Reduction collectives (partial sums) are not verified
-// yet: they give ok = false with a message saying so.
+// (in index order) bad device, missing link, bad or repeated chunk id, a reduce transfer in a
+// copy collective, negative start, too short; then causality (copies: lowest transfer index;
+// reductions: earliest in the replay, see below); then link overlap (earliest conflict); then
+// postconditions (lowest chunk id). Copy collectives: O(T log T + C + N) time and O(T + C + N)
+// memory for T transfers, C chunks and N devices.
+//
+// Reduction collectives (reduce-scatter, all-reduce, reduce) are replayed as partial sums. Each
+// (device, chunk) holds a set of contributors (members of the collective): at time 0 each of the
+// chunk's sources holds {itself}, every other device (relays, switches, non-members) nothing.
+// Events are taken in time order, arrivals before starts at equal times (so a send at t sees
+// arrivals at t; equal-time arrivals in transfer index order). A transfer carries its sender's
+// set as of its start; at its end a reduce transfer adds it to the receiver's set, a copy
+// replaces the receiver's set with it. Errors, in the order of the replay (earliest time, then
+// lowest transfer index):
+//   "chunk 5: NPU 3 receives NPU 1's contribution twice (transfer 17 (2 -> 3, chunk 5) at
+//    12.5 us)" (a reduce transfer whose set overlaps the receiver's: a double count);
+//   "transfer 17 (4 -> 5, chunk 5) starts at 12 us and sends chunk 5 from NPU 4, which holds no
+//    partial of it (...)" (a transfer, reduce or copy, from a device holding nothing).
+// Postcondition: every destination ends with the full set of the chunk's contributors:
+//   "chunk 5 at NPU 2 lacks the contribution of NPU 7" (lowest chunk, first destination, lowest
+//   member missing). Sets are bitsets of M bits (M members) made lazily per chunk and shared by
+// reference count, so time is O(T log T + T x M / 64) and memory O(T + C + N + S x M / 8) for S
+// the most sets alive at once within one chunk (at most devices + transfers of that chunk).
 VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topology,
                               LinkModel model);
 
