@@ -323,9 +323,10 @@ struct SynthCase {
 
 std::string name(const SynthCase& c) {
   std::string text = c.spec + " bw " + c.bandwidth;
-  if (!c.members.empty()) {
-    text += " members";
-    for (NpuId m : c.members) text += " " + std::to_string(m);
+  if (!c.members.empty()) text += " members";
+  for (NpuId m : c.members) {
+    text += ' ';
+    text += std::to_string(m);
   }
   return text;
 }
@@ -377,8 +378,33 @@ TEST(VerifyReduction, SynthesizedReductionsVerify) {
                                      std::to_string(seed);
             EXPECT_TRUE(r.ok) << what << ": " << r.error;
             EXPECT_EQ(r.collective_time, result.collective_time) << what;
-            EXPECT_GT(result.algorithm.transfers().size(), 0u) << what;
+            std::size_t reduces = 0;
+            for (const Transfer& t : result.algorithm.transfers()) reduces += t.reduce ? 1 : 0;
+            EXPECT_GT(reduces, 0u) << what;
           }
+  }
+}
+
+// Dropping any one transfer of a synthesized reduce-scatter loses a contribution.
+TEST(VerifyReduction, SynthesizedReduceScatterMinusOneTransferFails) {
+  const Topology topology = generate_topology("mesh2d:3x3", parse_link_params("50", "0.5us"));
+  const Collective collective =
+      Collective::make(CollectiveKind::kReduceScatter, topology.npus(), 1 << 20, 1);
+  SynthesisOptions options;
+  options.threads = 1;
+  const Algorithm full = synthesize_tacos(topology, collective, options).algorithm;
+  ASSERT_TRUE(verify_algorithm(full, topology, LinkModel::kTacos).ok);
+  const auto& transfers = full.transfers();
+  for (std::size_t drop = 0; drop < transfers.size(); ++drop) {
+    Algorithm a(collective);
+    for (std::size_t i = 0; i < transfers.size(); ++i)
+      if (i != drop) {
+        const Transfer& t = transfers[i];
+        a.add_transfer(t.src, t.dst, t.start, t.end, full.chunks(t), t.reduce);
+      }
+    const VerifyResult r = verify_algorithm(a, topology, LinkModel::kTacos);
+    EXPECT_FALSE(r.ok) << "without " << describe_transfer(full, drop);
+    EXPECT_NE(r.error.find("lacks the contribution of NPU"), std::string::npos) << r.error;
   }
 }
 

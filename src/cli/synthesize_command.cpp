@@ -126,7 +126,7 @@ struct SynthesizeCommand {
     if (coll.num_members() != network.npus() || has_root(kind))
       std::printf("  collective       %d NPUs%s\n", coll.num_members(),
                   has_root(kind) ? (", root " + std::to_string(coll.root())).c_str() : "");
-    std::printf("  size             %s per NPU, %d chunk(s) per NPU of %s\n",
+    std::printf("  size             %s buffer, %d chunk(s) per NPU of %s\n",
                 format_bytes(bytes).c_str(), flags.chunks_per_npu,
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  collective time  %s us\n", format_micros(result.collective_time).c_str());
