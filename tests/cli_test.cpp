@@ -206,6 +206,24 @@ INSTANTIATE_TEST_SUITE_P(
                           "bidirectional: true}\n  - {src: 1, dst: 7, bandwidth: 50, latency: "
                           "1us}\n"),
                  "7"},
+        BadInput{"root_outside", "--topology ring:8 --collective broadcast --root 9", "--root"},
+        BadInput{"root_outside_group",
+                 "--topology ring:8 --collective gather --npus 0-3 --root 5", "--root"},
+        BadInput{"npus_duplicate", "--topology ring:8 --npus 1,2,2", "listed twice"},
+        BadInput{"npus_out_of_range", "--topology ring:8 --npus 0-9", "outside"},
+        BadInput{"npus_empty", "--topology ring:8 --npus ''", "--npus"},
+        BadInput{"npus_single", "--topology ring:8 --npus 3", "at least 2"},
+        BadInput{"root_without_root", "--topology ring:8 --collective all-gather --root 1",
+                 "has no root"},
+        BadInput{"bad_all_reduce_mode", "--topology ring:8 --collective all-reduce "
+                 "--all-reduce-mode eager", "--all-reduce-mode"},
+        BadInput{"unreachable",
+                 "--topology " +
+                     yaml("oneway.yaml",
+                          "npus: 3\nlinks:\n  - {src: 0, dst: 1, bandwidth: 50, latency: 1us}\n"
+                          "  - {src: 1, dst: 2, bandwidth: 50, latency: 1us}\n") +
+                     " --collective gather --root 0",
+                 "cannot be reached"},
         BadInput{"disconnected",
                  "--topology " +
                      yaml("disconnected.yaml",

@@ -33,6 +33,7 @@ struct SynthesizeCommand {
   NpuId root = 0;
   bool root_given = false;
   std::string npus;
+  bool npus_given = false;
   std::string all_reduce_mode = "pipelined";
   std::string size = "64MiB";
   int trials = 1;
@@ -51,7 +52,7 @@ struct SynthesizeCommand {
     const Topology network = full.unwind_switches();
     if (root_given && !has_root(kind))
       throw Error("--root: " + to_string(kind) + " has no root");
-    const std::vector<NpuId> members = npus.empty() ? std::vector<NpuId>{} : parse_npu_list(npus);
+    const std::vector<NpuId> members = npus_given ? parse_npu_list(npus) : std::vector<NpuId>{};
     const Collective coll =
         Collective::make(kind, network.npus(), bytes, flags.chunks_per_npu, members, root);
     const AllReduceMode mode = parse_all_reduce_mode(all_reduce_mode);
@@ -161,7 +162,8 @@ void add_synthesize_command(CLI::App& app) {
       ->each([cmd](const std::string&) { cmd->root_given = true; });
   sub->add_option("--npus", cmd->npus,
                   "Run the collective among these NPUs only, e.g. 0-7,16-23 (a process group); "
-                  "every NPU may still relay. Default: all NPUs");
+                  "every NPU may still relay. Default: all NPUs")
+      ->each([cmd](const std::string&) { cmd->npus_given = true; });
   sub->add_option("--all-reduce-mode", cmd->all_reduce_mode,
                   "All-Reduce as 'sequential' (Reduce-Scatter, then All-Gather) or 'pipelined' "
                   "(each chunk's All-Gather starts once its reduction is done)")
