@@ -81,7 +81,10 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     moving_.assign(chunks_, 0);
     destination_.assign(chunks_, -1);
   } else {
-    state_.resize(npus_, 2 * chunks_);
+    has_.resize(npus_, chunks_);
+    if (std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(), 1) !=
+        heterogeneous_ingress_.end())
+      pending_.resize(npus_, chunks_);
   }
   if (unicast_ || relays_) compute_distances();
   log_.resize(npus_);
@@ -163,7 +166,7 @@ void GreedyMatcher::seed_initial_holdings() {
   } else {
     for (ChunkId c = 0; c < chunks_; ++c) {
       for (NpuId src : collective_.sources(c)) {
-        state_.set(src, 2 * (c));
+        has_.set(src, c);
         log_[src].push_back(c);
       }
       for (NpuId dst : collective_.destinations(c))
@@ -201,7 +204,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
     holder_[chunk] = npu;
     reached_destination = npu == destination_[chunk];
   } else {
-    state_.set(npu, 2 * (chunk));
+    has_.set(npu, chunk);
     reached_destination = member_index_[npu] >= 0;
     if (relays_ && reached_destination) lacking_.reset(chunk, member_index_[npu]);
   }
@@ -270,7 +273,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
     deliver(v, chunk, now);
     return;
   }
-  if (has(v, chunk)) {
+  if (heterogeneous_ingress_[v] && has(v, chunk)) {
     // A faster path won: carry a replacement the source held at the start, if any.
     chunk = find_replacement(flight, now);
     if (chunk < 0) {
@@ -280,8 +283,8 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
     if (flight.record >= 0) records_[flight.record].chunk = chunk;
   }
   if (pending(v, chunk)) {
-    state_.reset(v, 2 * (chunk) + 1);
-    if (heterogeneous_ingress_[v]) pending_arrival_.erase(pair_key(v, chunk));
+    pending_.reset(v, chunk);
+    pending_arrival_.erase(pair_key(v, chunk));
   }
   deliver(v, chunk, now);
 }
@@ -355,10 +358,12 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   if (unicast_) {
     moving_[chunk] = 1;
   } else {
-    state_.set(l.dst, 2 * (chunk) + 1);
     if (heterogeneous_ingress_[l.dst]) {
+      pending_.set(l.dst, chunk);
       auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
       if (!inserted) it->second = std::min(it->second, arrival);
+    } else {
+      has_.set(l.dst, chunk);
     }
   }
   std::int64_t record = -1;
@@ -443,7 +448,7 @@ void GreedyMatcher::run() {
     for (std::size_t i = 0; i < bucket.size(); ++i) {
       if (i + kAhead < bucket.size() && !(bucket[i + kAhead] & kFreeEventBit)) {
         const Flight& ahead = flights_[bucket[i + kAhead]];
-        if (!unicast_) state_.prefetch(links_[ahead.link].dst, 2 * ahead.chunk);
+        if (!unicast_) has_.prefetch(links_[ahead.link].dst, ahead.chunk);
       }
       if (!(bucket[i] & kFreeEventBit)) handle_arrival(bucket[i], now);
     }

@@ -130,11 +130,15 @@ class GreedyMatcher {
   std::vector<char> heterogeneous_ingress_;
   std::unordered_map<std::uint64_t, Time> pending_arrival_;
 
-  // Per NPU, two bits per chunk side by side (has it, has it on the way) so that one cache
-  // line answers both questions.
-  BitMatrix state_;
-  bool has(NpuId npu, ChunkId chunk) const { return state_.test(npu, 2 * chunk); }
-  bool pending(NpuId npu, ChunkId chunk) const { return state_.test(npu, 2 * chunk + 1); }
+  // One bit per (NPU, chunk). A chunk on its way to an NPU whose in-links all take equally long
+  // cannot be overtaken, so for such NPUs the bit is set when the chunk is sent ("has it or
+  // will"); NPUs with mixed in-link delays keep the in-flight bit apart, in pending_.
+  BitMatrix has_;
+  BitMatrix pending_;  // allocated only when some NPU has mixed in-link delays
+  bool has(NpuId npu, ChunkId chunk) const { return has_.test(npu, chunk); }
+  bool pending(NpuId npu, ChunkId chunk) const {
+    return heterogeneous_ingress_[npu] && pending_.test(npu, chunk);
+  }
   std::vector<std::vector<ChunkId>> log_;  // per NPU, chunks in arrival order
   std::vector<std::uint32_t> cursor_;      // per link, into log_[src]
   // Per link, window_capacity_ slots of positions in log_[src]: positions, not chunk ids, so
