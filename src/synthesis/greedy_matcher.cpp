@@ -87,10 +87,10 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
       pending_.resize(npus_, chunks_);
   }
   if (unicast_ || relays_) compute_distances();
-  log_.resize(npus_);
+  logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
   if (!unicast_ && !relays_)
-    for (auto& log : log_) log.reserve(chunks_);
+    logs_.reserve_each(chunks_);
   cursor_.assign(links, 0);
   window_.assign(static_cast<std::size_t>(links) * window_capacity_, WindowSlot{0, 0});
   window_size_.assign(links, 0);
@@ -155,19 +155,19 @@ void GreedyMatcher::seed_initial_holdings() {
       holder_[c] = src;
       destination_[c] = collective_.destinations(c)[0];
       if (src == destination_[c]) continue;
-      log_[src].push_back(c);
+      logs_.push(src, c);
       ++remaining_;
     }
     // Farthest destination first, so the critical path leaves early.
     for (NpuId n = 0; n < npus_; ++n)
-      std::stable_sort(log_[n].begin(), log_[n].end(), [&](ChunkId a, ChunkId b) {
+      logs_.stable_sort(n, [&](ChunkId a, ChunkId b) {
         return remaining_distance(n, a) > remaining_distance(n, b);
       });
   } else {
     for (ChunkId c = 0; c < chunks_; ++c) {
       for (NpuId src : collective_.sources(c)) {
         has_.set(src, c);
-        log_[src].push_back(c);
+        logs_.push(src, c);
       }
       for (NpuId dst : collective_.destinations(c))
         if (!has(dst, c)) {
@@ -215,7 +215,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
       progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
     if (unicast_) return;  // a unicast chunk at its destination goes nowhere else
   }
-  log_[npu].push_back(chunk);
+  logs_.push(npu, chunk);
   // New data at `npu`: its idle out-links may have something to send again.
   for (LinkId l : idle_out_[npu])
     if (link_state_[l] == LinkState::kIdle) queue_link(l);
@@ -248,7 +248,7 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
 ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
   // Only chunks the source already held when the transfer started: anything later would not
   // be causal.
-  const auto& source_log = log_[links_[flight.link].src];
+  const NpuId source = links_[flight.link].src;
   WindowSlot* window = &window_[static_cast<std::size_t>(flight.link) * window_capacity_];
   for (int i = 0; i < window_size_[flight.link]; ++i) {
     const WindowSlot slot = window[i];
@@ -258,7 +258,7 @@ ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
     }
   }
   for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
-    if (offerable(flight.link, source_log[i], now)) return source_log[i];
+    if (offerable(flight.link, logs_.at(source, i), now)) return logs_.at(source, i);
   return -1;
 }
 
@@ -314,11 +314,11 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   const Time arrival = now + links_[link].arrival_delay;
   WindowSlot* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
   int size = window_size_[link];
-  const auto& source_log = log_[l.src];
+  const std::uint32_t source_log_size = logs_.size(l.src);
   std::uint32_t cursor = cursor_[link];
   auto refill = [&] {
-    while (size < window_capacity_ && cursor < source_log.size()) {
-      const ChunkId c = source_log[cursor];
+    while (size < window_capacity_ && cursor < source_log_size) {
+      const ChunkId c = logs_.at(l.src, cursor);
       if (offerable(link, c, arrival)) window[size++] = WindowSlot{cursor, c};
       ++cursor;
     }
@@ -372,7 +372,7 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
     records_.push_back(Record{l.src, l.dst, now, arrival, chunk, true});
   }
   std::uint32_t flight_index;
-  const Flight flight{chunk, link, static_cast<std::uint32_t>(source_log.size()), record};
+  const Flight flight{chunk, link, source_log_size, record};
   if (!free_flights_.empty()) {
     flight_index = free_flights_.back();
     free_flights_.pop_back();
@@ -429,9 +429,7 @@ void GreedyMatcher::match_queued_links(Time now) {
 }
 
 void GreedyMatcher::prefetch_link(LinkId link) const {
-  const auto& log = log_[links_[link].src];
-  const std::uint32_t cursor = cursor_[link];
-  if (cursor < log.size()) __builtin_prefetch(log.data() + cursor);
+  logs_.prefetch(links_[link].src, cursor_[link]);
 }
 
 void GreedyMatcher::run() {

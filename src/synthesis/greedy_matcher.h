@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "chunk_logs.h"
 #include "tacos/common/random.h"
 #include "tacos/synthesis/synthesizer.h"
 
@@ -139,9 +140,9 @@ class GreedyMatcher {
   bool pending(NpuId npu, ChunkId chunk) const {
     return heterogeneous_ingress_[npu] && pending_.test(npu, chunk);
   }
-  std::vector<std::vector<ChunkId>> log_;  // per NPU, chunks in arrival order
-  std::vector<std::uint32_t> cursor_;      // per link, into log_[src]
-  // Per link, window_capacity_ slots of positions in log_[src]: positions, not chunk ids, so
+  ChunkLogs logs_;                         // per NPU, chunks in arrival order
+  std::vector<std::uint32_t> cursor_;      // per link, into logs_ of src
+  // Per link, window_capacity_ slots of positions in the src log: positions, not chunk ids, so
   // that a replacement can tell whether the source held the chunk when a transfer started.
   // The chunk id rides along so that drawing from the window does not touch the log.
   struct WindowSlot {
