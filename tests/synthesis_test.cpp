@@ -177,3 +177,31 @@ TEST(TacosSynthesis, RejectsDisconnectedTopology) {
 
 }  // namespace
 }  // namespace tacos
+
+namespace tacos {
+namespace {
+
+// Large matching rounds run on two threads; the schedule must not depend on that.
+TEST(TacosSynthesis, ThreadCountDoesNotChangeTheResult) {
+  const Topology topology = make("torus2d:32x32");
+  const Collective collective =
+      Collective::make(CollectiveKind::kAllGather, topology.npus(), Bytes{64} << 20, 1);
+  SynthesisOptions one;
+  one.threads = 1;
+  SynthesisOptions two;
+  two.threads = 2;
+  const SynthesisResult a = synthesize_tacos(topology, collective, one);
+  const SynthesisResult b = synthesize_tacos(topology, collective, two);
+  EXPECT_EQ(a.collective_time, b.collective_time);
+  ASSERT_EQ(a.algorithm.transfers().size(), b.algorithm.transfers().size());
+  for (std::size_t i = 0; i < a.algorithm.transfers().size(); ++i) {
+    const Transfer& x = a.algorithm.transfers()[i];
+    const Transfer& y = b.algorithm.transfers()[i];
+    ASSERT_TRUE(x.src == y.src && x.dst == y.dst && x.start == y.start &&
+                a.algorithm.chunks(x)[0] == b.algorithm.chunks(y)[0])
+        << "transfer " << i;
+  }
+}
+
+}  // namespace
+}  // namespace tacos

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
+#include <thread>
 
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -21,11 +22,11 @@ constexpr Time kUnreachable = std::numeric_limits<Time>::max();
 
 GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collective,
                              LinkModel model, std::uint64_t seed, bool keep_transfers,
-                             const ProgressCallback& progress)
+                             const ProgressCallback& progress, int threads)
     : topology_(topology),
       collective_(collective),
       model_(model),
-      random_(seed),
+      seed_(seed),
       keep_transfers_(keep_transfers),
       progress_(progress) {
   if (topology.switches() != 0)
@@ -95,6 +96,13 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   window_.assign(static_cast<std::size_t>(links) * window_capacity_, WindowSlot{0, 0});
   window_size_.assign(links, 0);
   link_state_.assign(links, LinkState::kIdle);
+  draws_.assign(links, 0);
+  // Threads only where picks are independent across destinations: copy chunks, no relays,
+  // no in-flight arrival map (uniform in-links everywhere).
+  const bool independent = !unicast_ && !relays_ &&
+                           std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(),
+                                     1) == heterogeneous_ingress_.end();
+  match_threads_ = independent && threads > 1 ? 2 : 1;
   idle_out_.resize(npus_);
 }
 
@@ -290,7 +298,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
 }
 
 int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
-  if (!unicast_) return static_cast<int>(random_.below(static_cast<std::uint32_t>(size)));
+  if (!unicast_) return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
   // Critical path first: the chunk with the farthest destination, seeded random among equals.
   const NpuId src = links_[link].src;
   int best = 0;
@@ -302,19 +310,19 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
       best_distance = d;
       best = i;
       ties = 1;
-    } else if (d == best_distance && random_.below(++ties) == 0) {
+    } else if (d == best_distance && draw(link, ++ties) == 0) {
       best = i;
     }
   }
   return best;
 }
 
-bool GreedyMatcher::try_start(LinkId link, Time now) {
+ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_size) {
   const MatchLink& l = links_[link];
-  const Time arrival = now + links_[link].arrival_delay;
+  const Time arrival = now + l.arrival_delay;
   WindowSlot* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
   int size = window_size_[link];
-  const std::uint32_t source_log_size = logs_.size(l.src);
+  source_log_size = logs_.size(l.src);
   std::uint32_t cursor = cursor_[link];
   auto refill = [&] {
     while (size < window_capacity_ && cursor < source_log_size) {
@@ -339,9 +347,9 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   while (true) {
     refill();
     if (size == 0) break;
-    const int pick = choose_from_window(link, window, size);
-    const ChunkId candidate = window[pick].chunk;
-    window[pick] = window[--size];
+    const int choice = choose_from_window(link, window, size);
+    const ChunkId candidate = window[choice].chunk;
+    window[choice] = window[--size];
     if (unicast_ || offerable(link, candidate, arrival)) {
       chunk = candidate;
       break;
@@ -351,21 +359,24 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
   window_size_[link] = static_cast<std::uint8_t>(size);
   if (chunk < 0) {
     link_state_[link] = LinkState::kIdle;
-    idle_out_[l.src].push_back(link);
-    return false;
+    return -1;
   }
-
+  link_state_[link] = LinkState::kBusy;
   if (unicast_) {
     moving_[chunk] = 1;
+  } else if (heterogeneous_ingress_[l.dst]) {
+    pending_.set(l.dst, chunk);
+    auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
+    if (!inserted) it->second = std::min(it->second, arrival);
   } else {
-    if (heterogeneous_ingress_[l.dst]) {
-      pending_.set(l.dst, chunk);
-      auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
-      if (!inserted) it->second = std::min(it->second, arrival);
-    } else {
-      has_.set(l.dst, chunk);
-    }
+    has_.set(l.dst, chunk);
   }
+  return chunk;
+}
+
+void GreedyMatcher::start(LinkId link, ChunkId chunk, Time now, std::uint32_t source_log_size) {
+  const MatchLink& l = links_[link];
+  const Time arrival = now + l.arrival_delay;
   std::int64_t record = -1;
   if (keep_transfers_) {
     record = static_cast<std::int64_t>(records_.size());
@@ -382,11 +393,26 @@ bool GreedyMatcher::try_start(LinkId link, Time now) {
     flights_.push_back(flight);
   }
   ++started_;
-  link_state_[link] = LinkState::kBusy;
   schedule(arrival, flight_index);
   if (model_ == LinkModel::kAstra)
-    schedule(now + links_[link].busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
-  return true;
+    schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
+}
+
+void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now,
+                                MatchOutput& out) {
+  // Each try reads its source's log at the link's cursor, far from the last one: fetch a few
+  // links ahead so those reads overlap.
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = begin; i < end; ++i) {
+    if (i + kAhead < end) prefetch_link(sort_keys_[i + kAhead].second);
+    const LinkId link = sort_keys_[i].second;
+    std::uint32_t source_log_size = 0;
+    const ChunkId chunk = pick(link, now, source_log_size);
+    if (chunk < 0)
+      out.idle.push_back(link);
+    else
+      out.started.push_back(Started{link, chunk, source_log_size});
+  }
 }
 
 void GreedyMatcher::match_queued_links(Time now) {
@@ -395,12 +421,14 @@ void GreedyMatcher::match_queued_links(Time now) {
   // interact, so they go NPU by NPU, which keeps each NPU's state bits in cache.
   const std::size_t count = queued_.size();
   if (count == 0) return;
+  ++rounds_;
   sort_keys_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const LinkId l = queued_[i];
     const std::uint64_t key = (static_cast<std::uint64_t>(links_[l].dst) << 40) |
                               (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
-                              (random_.next() >> 40);
+                              (mix(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^
+                                   static_cast<std::uint64_t>(l)) >> 40);
     sort_keys_[i] = {key, l};
   }
   queued_.clear();
@@ -419,12 +447,28 @@ void GreedyMatcher::match_queued_links(Time now) {
         std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
     sort_keys_.swap(sorted_keys_);
   }
-  // Each try reads its source's log at the link's cursor, far from the last one: fetch a few
-  // links ahead so those reads overlap.
-  constexpr std::size_t kAhead = 8;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i + kAhead < count) prefetch_link(sort_keys_[i + kAhead].second);
-    try_start(sort_keys_[i].second, now);
+  // Links into different NPUs touch disjoint state, so large batches are split between
+  // threads at an NPU boundary; the effects are applied in the same order either way, so the
+  // result does not depend on the thread count.
+  std::size_t split = count;
+  if (match_threads_ > 1 && count >= kParallelBatch) {
+    split = count / 2;
+    while (split < count &&
+           links_[sort_keys_[split].second].dst == links_[sort_keys_[split - 1].second].dst)
+      ++split;
+  }
+  outputs_[0].clear();
+  outputs_[1].clear();
+  if (split < count) {
+    std::thread helper([&] { match_range(split, count, now, outputs_[1]); });
+    match_range(0, split, now, outputs_[0]);
+    helper.join();
+  } else {
+    match_range(0, count, now, outputs_[0]);
+  }
+  for (const MatchOutput& out : outputs_) {
+    for (LinkId link : out.idle) idle_out_[links_[link].src].push_back(link);
+    for (const Started& s : out.started) start(s.link, s.chunk, now, s.source_log_size);
   }
 }
 

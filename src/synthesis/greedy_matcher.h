@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "chunk_logs.h"
-#include "tacos/common/random.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos::detail {
@@ -48,8 +47,11 @@ class BitMatrix {
 
 class GreedyMatcher {
  public:
+  // `threads` > 1 lets large matching rounds of copy collectives run on two threads; the
+  // result is the same for any thread count.
   GreedyMatcher(const Topology& topology, const Collective& collective, LinkModel model,
-                std::uint64_t seed, bool keep_transfers, const ProgressCallback& progress);
+                std::uint64_t seed, bool keep_transfers, const ProgressCallback& progress,
+                int threads = 1);
 
   // Runs to completion; throws Error if some destination can never get a chunk.
   void run();
@@ -85,7 +87,38 @@ class GreedyMatcher {
   void match_queued_links(Time now);
   bool useful(LinkId link, ChunkId chunk) const;
   bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
-  bool try_start(LinkId link, Time now);
+  struct Started {
+    LinkId link;
+    ChunkId chunk;
+    std::uint32_t source_log_size;
+  };
+  struct MatchOutput {
+    std::vector<LinkId> idle;
+    std::vector<Started> started;
+    void clear() {
+      idle.clear();
+      started.clear();
+    }
+  };
+  static constexpr std::size_t kParallelBatch = 2048;
+  // Chooses what `link` sends now and marks it on its way (touches only the link, its
+  // destination's bits and, for unicast, the chunk); -1 when nothing is offerable.
+  ChunkId pick(LinkId link, Time now, std::uint32_t& source_log_size);
+  // Records the transfer and schedules its events.
+  void start(LinkId link, ChunkId chunk, Time now, std::uint32_t source_log_size);
+  void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
+  // Seeded randomness that depends only on (seed, link, how often the link drew), never on the
+  // order links are visited in, so threads cannot change the result.
+  static std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  std::uint32_t draw(LinkId link, std::uint32_t n) {
+    const std::uint64_t x = mix(seed_ ^ (static_cast<std::uint64_t>(link) << 32) ^ ++draws_[link]);
+    return static_cast<std::uint32_t>(((x >> 32) * n) >> 32);
+  }
   struct WindowSlot;
   int choose_from_window(LinkId link, const WindowSlot* window, int size);
   void prefetch_link(LinkId link) const;
@@ -95,7 +128,11 @@ class GreedyMatcher {
   const Topology& topology_;
   const Collective& collective_;
   LinkModel model_;
-  Random random_;
+  std::uint64_t seed_;
+  int match_threads_ = 1;
+  std::uint64_t rounds_ = 0;           // matching rounds so far
+  std::vector<std::uint32_t> draws_;   // per link, random draws so far
+  MatchOutput outputs_[2];
   bool keep_transfers_;
   const ProgressCallback& progress_;
 

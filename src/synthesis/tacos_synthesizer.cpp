@@ -73,9 +73,13 @@ void require_reachable(const Topology& topology, const Collective& collective) {
   }
 }
 
+// Threads each trial's matcher may use (the rest of the cores run other trials).
+thread_local int matcher_threads = 1;
+
 TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
                       std::uint64_t seed, bool keep, const ProgressCallback& progress) {
-  detail::GreedyMatcher matcher(topology, collective, model, seed, keep, progress);
+  detail::GreedyMatcher matcher(topology, collective, model, seed, keep, progress,
+                                matcher_threads);
   matcher.run();
   TrialOutcome outcome;
   outcome.seed = seed;
@@ -260,7 +264,9 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
 
   unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                          : std::max(1U, std::thread::hardware_concurrency());
+  const unsigned cores = threads;
   threads = std::min<unsigned>(threads, static_cast<unsigned>(options.trials));
+  const int per_trial = static_cast<int>(std::max(1U, cores / threads));
 
   std::mutex mutex;
   std::optional<TrialOutcome> best;
@@ -277,6 +283,7 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
 
   auto worker = [&](bool reports_progress) {
     static const ProgressCallback kNoProgress;
+    matcher_threads = per_trial;
     while (true) {
       const int index = next_trial.fetch_add(1);
       if (index >= options.trials) return;
