@@ -183,10 +183,12 @@ TEST(BoundOracle, Errors) {
 // when S holds one of its destinations and (copy) none of its sources / (reduction) not all of
 // its contributors; the bound is max over S of that data / bandwidth into S.
 
-double brute_cut_seconds(const Topology& t, const Collective& c) {
+// Over every set of devices, or (singletons_only) over the single devices.
+double brute_cut_seconds(const Topology& t, const Collective& c, bool singletons_only = false) {
   const int d = t.devices();
   double best = 0;
   for (unsigned mask = 1; mask < (1u << d); ++mask) {
+    if (singletons_only && (mask & (mask - 1)) != 0) continue;
     auto in = [&](int v) { return ((mask >> v) & 1u) != 0; };
     double bw = 0;
     for (const Link& l : t.links())
@@ -256,7 +258,7 @@ TEST(BoundBruteForce, RandomTopologiesEveryCollective) {
                                   CollectiveKind::kAllReduce, CollectiveKind::kBroadcast,
                                   CollectiveKind::kReduce,    CollectiveKind::kGather,
                                   CollectiveKind::kScatter,   CollectiveKind::kAllToAll};
-  int checked = 0;
+  int checked = 0, beyond_singletons = 0;
   for (int trial = 0; trial < 60; ++trial) {
     const int npus = 3 + trial % 5;  // 3..7 NPUs, up to 8 devices
     const Topology t = random_topology(rng, npus, trial % 2 == 1);
@@ -292,9 +294,44 @@ TEST(BoundBruteForce, RandomTopologiesEveryCollective) {
                  to_string(kind) + " trial " + std::to_string(trial));
       EXPECT_TRUE(b.bandwidth_bound_exact);
       ++checked;
+      if (kind == CollectiveKind::kAllGather)
+        beyond_singletons += expected > brute_cut_seconds(t, c, true) * (1 + 1e-9);
     }
   }
   EXPECT_EQ(checked, 60 * 8);
+  // The max-flow must have found sets of several devices, not just single ones.
+  EXPECT_GE(beyond_singletons, 5);
+}
+
+TEST(BoundBruteForce, LargerTopologiesWithSwitches) {
+  std::mt19937 rng(4242);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int npus = 10 + trial % 4;  // up to 13 NPUs + 2 switches
+    std::set<std::pair<int, int>> pairs;
+    std::vector<Link> links;
+    std::uniform_int_distribution<int> bw(1, 20);
+    auto add = [&](int u, int v) {
+      if (u != v && pairs.emplace(u, v).second) links.push_back(Link{u, v, 5.0 * bw(rng), 0});
+    };
+    for (int v = 0; v < npus; ++v) add(v, (v + 1) % npus);
+    std::bernoulli_distribution extra(0.12), attach(0.4);
+    for (int u = 0; u < npus; ++u)
+      for (int v = 0; v < npus; ++v)
+        if (extra(rng)) add(u, v);
+    for (int sw = npus; sw < npus + 2; ++sw)
+      for (int v = 0; v < npus; ++v)
+        if (attach(rng) || v == sw - npus) {
+          add(v, sw);
+          add(sw, v);
+        }
+    const Topology t(npus, 2, std::move(links), "random-switches");
+    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                CollectiveKind::kBroadcast, CollectiveKind::kGather}) {
+      const Collective c = Collective::make(kind, npus, kSize, 1, {}, trial % npus);
+      expect_rel(compute_lower_bound(t, c).bandwidth_bound_us, brute_cut_seconds(t, c) * 1e6,
+                 to_string(kind) + " trial " + std::to_string(trial));
+    }
+  }
 }
 
 // The max-flow all-gather bound against brute force on random symmetric (bidirectional)

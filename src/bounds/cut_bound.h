@@ -6,6 +6,7 @@
 // Every bound here has the form  max over S of data(S) / B_in(S)  where B_in(S) is the
 // bandwidth of the arcs entering S; data is in GiB (2^30 bytes), so the ratio is in seconds.
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,7 @@ double in_bandwidth(const FlowGraph& g, const std::vector<char>& in_set);
 // an arc sigma -> v and v -> tau for every vertex (Boykov-Kolmogorov max-flow).
 class MinCut {
  public:
+  enum class Algorithm { kBoykovKolmogorov, kPushRelabel };
   explicit MinCut(const FlowGraph& graph);
   ~MinCut();
   MinCut(const MinCut&) = delete;
@@ -45,13 +47,24 @@ class MinCut {
   // side). Returns the sink side of a minimum cut (vertices not reachable from sigma in the
   // residual graph), indexed by graph vertex.
   std::vector<char> solve(double arc_scale, std::span<const double> source_cap,
-                          std::span<const double> sink_cap);
+                          std::span<const double> sink_cap, Algorithm algorithm);
 
  private:
   struct Impl;
   const FlowGraph& graph_;
   std::unique_ptr<Impl> impl_;
 };
+
+// Per-arc loads of routing supply[v] from every vertex to `sink` along hop-shortest paths,
+// split over next hops in proportion to bandwidth; nullopt when some supply cannot reach it.
+std::optional<std::vector<double>> shortest_path_loads(const FlowGraph& g,
+                                                       std::span<const double> supply, int sink);
+
+// True when a flow of `amount` GB/s from root to every sink (one at a time) provably exists
+// (two-stage routing: spread over the sinks, then collect; loads within bandwidth up to a 1e-9
+// relative slack). False means "not shown", not "no such flow".
+bool certify_rooted_connectivity(const FlowGraph& g, const FlowGraph& reversed, int root,
+                                 std::span<const int> sinks, double amount);
 
 struct CutResult {
   double ratio = 0;          // seconds

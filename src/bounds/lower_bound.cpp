@@ -6,9 +6,8 @@
 #include <deque>
 #include <limits>
 #include <queue>
-#include <set>
+#include <span>
 #include <string>
-#include <tuple>
 
 #include "cut_bound.h"
 #include "tacos/common/error.h"
@@ -49,27 +48,81 @@ constexpr int kMaxEnumerationDevices = 20;
 
 double to_gib(double bytes) { return bytes / kBytesPerGB; }
 
-std::vector<Time> latency_from(const Topology& t, DeviceId source) {
-  std::vector<Time> dist(t.devices(), kUnreachable);
-  using Item = std::pair<Time, DeviceId>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
-  dist[source] = 0;
-  heap.emplace(0, source);
-  while (!heap.empty()) {
-    const auto [d, u] = heap.top();
-    heap.pop();
-    if (d != dist[u]) continue;
-    for (LinkId id : t.out_links(u)) {
-      const Link& l = t.link(id);
-      const Time nd = d + l.latency_ps;
-      if (nd < dist[l.dst]) {
-        dist[l.dst] = nd;
-        heap.emplace(nd, l.dst);
+// Shortest-path latency from one device (forward) or to one device (backward); plain BFS when
+// every link has the same latency.
+class Latencies {
+ public:
+  explicit Latencies(const Topology& t) : t_(t) {
+    uniform_ = true;
+    for (const Link& l : t.links()) uniform_ &= l.latency_ps == t.links().front().latency_ps;
+  }
+  const std::vector<Time>& from(DeviceId s) { return get(s, true); }
+  const std::vector<Time>& to(DeviceId d) { return get(d, false); }
+
+ private:
+  const std::vector<Time>& get(DeviceId root, bool forward) {
+    Cached& c = forward ? forward_ : backward_;
+    if (c.root != root) {
+      c.root = root;
+      c.dist = uniform_ ? bfs(root, forward) : dijkstra(root, forward);
+    }
+    return c.dist;
+  }
+  std::span<const LinkId> next(DeviceId u, bool forward) const {
+    return forward ? t_.out_links(u) : t_.in_links(u);
+  }
+  DeviceId other(LinkId id, bool forward) const {
+    return forward ? t_.link(id).dst : t_.link(id).src;
+  }
+  std::vector<Time> bfs(DeviceId root, bool forward) const {
+    std::vector<Time> dist(t_.devices(), kUnreachable);
+    const Time hop = t_.num_links() > 0 ? t_.link(0).latency_ps : 0;
+    std::vector<DeviceId> queue{root};
+    std::vector<int> hops(t_.devices(), -1);
+    hops[root] = 0;
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const DeviceId u = queue[head];
+      dist[u] = hops[u] * hop;
+      for (LinkId id : next(u, forward)) {
+        const DeviceId v = other(id, forward);
+        if (hops[v] < 0) {
+          hops[v] = hops[u] + 1;
+          queue.push_back(v);
+        }
       }
     }
+    return dist;
   }
-  return dist;
-}
+  std::vector<Time> dijkstra(DeviceId root, bool forward) const {
+    std::vector<Time> dist(t_.devices(), kUnreachable);
+    using Item = std::pair<Time, DeviceId>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    dist[root] = 0;
+    heap.emplace(0, root);
+    while (!heap.empty()) {
+      const auto [d, u] = heap.top();
+      heap.pop();
+      if (d != dist[u]) continue;
+      for (LinkId id : next(u, forward)) {
+        const DeviceId v = other(id, forward);
+        const Time nd = d + t_.link(id).latency_ps;
+        if (nd < dist[v]) {
+          dist[v] = nd;
+          heap.emplace(nd, v);
+        }
+      }
+    }
+    return dist;
+  }
+
+  struct Cached {
+    DeviceId root = -1;
+    std::vector<Time> dist;
+  };
+  const Topology& t_;
+  bool uniform_ = true;
+  Cached forward_, backward_;
+};
 
 std::vector<int> hops_from(const Topology& t, DeviceId source) {
   std::vector<int> hops(t.devices(), -1);
@@ -90,37 +143,66 @@ std::vector<int> hops_from(const Topology& t, DeviceId source) {
 }
 
 // Copy collectives: a destination lacking the chunk hears from its nearest source. Reductions:
-// every contribution must reach the destination, so the farthest contributor counts.
+// every contribution must reach the destination, so the farthest contributor counts. One
+// shortest-path tree per distinct source (or destination, whichever side is single).
 Time latency_bound_ps(const Topology& t, const Collective& c) {
-  std::vector<std::vector<Time>> dist(t.npus());
-  auto from = [&](NpuId s) -> const std::vector<Time>& {
-    if (dist[s].empty()) dist[s] = latency_from(t, s);
-    return dist[s];
-  };
+  Latencies latency(t);
   const bool reduction = is_reduction(c.kind());
-  std::set<std::tuple<const NpuId*, std::size_t, const NpuId*, std::size_t>> seen;
+  auto unreachable = [](NpuId from, NpuId to) {
+    return Error("bound: NPU " + std::to_string(to) + " cannot be reached from NPU " +
+                 std::to_string(from));
+  };
+  // Chunks with the same sources and destinations (the K pieces of one share) are adjacent
+  // and share their spans: skip the repeats.
+  std::span<const NpuId> last_sources, last_dests;
   Time bound = 0;
   for (ChunkId chunk = 0; chunk < c.num_chunks(); ++chunk) {
     const auto sources = c.sources(chunk);
     const auto dests = c.destinations(chunk);
-    if (!seen.emplace(sources.data(), sources.size(), dests.data(), dests.size()).second) continue;
-    for (NpuId d : dests) {
-      const bool has = std::find(sources.begin(), sources.end(), d) != sources.end();
-      if (has && !reduction) continue;
+    if (chunk > 0 && sources.data() == last_sources.data() &&
+        sources.size() == last_sources.size() && dests.data() == last_dests.data() &&
+        dests.size() == last_dests.size())
+      continue;
+    last_sources = sources;
+    last_dests = dests;
+    auto is_source = [&](NpuId v) {
+      return std::find(sources.begin(), sources.end(), v) != sources.end();
+    };
+    // One destination: a tree into it (gather: the same root for every chunk).
+    if (dests.size() == 1 && (sources.size() > 1 || c.kind() == CollectiveKind::kGather)) {
+      const NpuId d = dests.front();
+      if (!reduction && is_source(d)) continue;
+      const std::vector<Time>& dist = latency.to(d);
       Time best = reduction ? 0 : kUnreachable;
-      NpuId worst_source = sources.front();
       for (NpuId s : sources) {
         if (s == d) continue;
-        const Time x = from(s)[d];
-        if (reduction ? x > best : x < best) {
-          best = x;
-          worst_source = s;
-        }
-        if (reduction && x == kUnreachable) break;
+        if (dist[s] == kUnreachable && reduction) throw unreachable(s, d);
+        best = reduction ? std::max(best, dist[s]) : std::min(best, dist[s]);
       }
-      if (best == kUnreachable)
-        throw Error("bound: NPU " + std::to_string(d) + " cannot be reached from NPU " +
-                    std::to_string(worst_source));
+      if (best == kUnreachable) throw unreachable(sources.front(), d);
+      bound = std::max(bound, best);
+      continue;
+    }
+    if (sources.size() == 1 || reduction) {
+      // Single source: its farthest destination. Reduction with many contributors: the
+      // farthest (contributor, destination) pair.
+      for (NpuId s : sources) {
+        const std::vector<Time>& dist = latency.from(s);
+        for (NpuId d : dests) {
+          if (d == s) continue;
+          if (dist[d] == kUnreachable) throw unreachable(s, d);
+          bound = std::max(bound, dist[d]);
+        }
+      }
+      continue;
+    }
+    // Copy with several sources and destinations: nearest source per destination.
+    for (NpuId d : dests) {
+      if (is_source(d)) continue;
+      const std::vector<Time>& dist = latency.to(d);
+      Time best = kUnreachable;
+      for (NpuId s : sources) best = std::min(best, dist[s]);
+      if (best == kUnreachable) throw unreachable(sources.front(), d);
       bound = std::max(bound, best);
     }
   }
@@ -225,6 +307,12 @@ BandwidthBound all_to_all_bound(const Topology& t, const Collective& c) {
       std::vector<int> in, outside;
       for (int i = 0; i < n; ++i) (member_in[i] ? in : outside).push_back(members[i]);
       if (in.empty() || outside.empty()) return;
+      if (static_cast<int>(members.size()) == g.vertices) {  // nothing left to place
+        std::vector<char> fixed(g.vertices, 0);
+        for (int v : in) fixed[v] = 1;
+        cut_bound = std::max(cut_bound, all_to_all_ratio(g, fixed, members, unit));
+        return;
+      }
       const std::vector<char> best = bounds_detail::min_in_cut(g, cut, in, outside);
       cut_bound = std::max(cut_bound, all_to_all_ratio(g, best, members, unit));
     };
@@ -316,15 +404,26 @@ BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
       const NpuId m0 = members.front();
       std::vector<int> rest(members.begin() + 1, members.end());
       weight[m0] = buffer;
-      const double cut = std::max(closure(bounds_detail::make_flow_graph(t, false), weight, rest),
-                                  closure(bounds_detail::make_flow_graph(t, true), weight, rest));
       // (b) NPU ingress: 2(n-1) receptions per byte position.
       const double ingress = sum_npu_ingress(t);
       const double gossip = 2.0 * (c.num_members() - 1) * buffer / ingress;
-      out.seconds = std::max(cut, gossip);
       out.method =
           "all-reduce: max of the exact cut bound (max-flow) and the NPU-ingress bound "
           "2(n-1) x buffer / total NPU ingress (one-way gossip; switches do not reduce)";
+      // The cut bound is buffer / (least flow between m0 and another member, either way); when
+      // flows of buffer / gossip provably exist it cannot exceed the ingress bound: skip the
+      // 2(n-1) max-flows.
+      const FlowGraph g = bounds_detail::make_flow_graph(t, false);
+      const FlowGraph r = bounds_detail::make_flow_graph(t, true);
+      const double needed = buffer / gossip;
+      if (bounds_detail::certify_rooted_connectivity(g, r, m0, members, needed) &&
+          bounds_detail::certify_rooted_connectivity(r, g, m0, members, needed)) {
+        out.seconds = gossip;
+        out.method += " [ingress bound is larger]";
+        return out;
+      }
+      const double cut = std::max(closure(g, weight, rest), closure(r, weight, rest));
+      out.seconds = std::max(cut, gossip);
       out.method += gossip > cut ? " [ingress bound is larger]" : " [cut bound is larger]";
       return out;
     }
