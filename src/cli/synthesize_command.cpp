@@ -11,6 +11,7 @@
 #include "common_options.h"
 #include "progress.h"
 #include "tacos/algorithm/verify.h"
+#include "tacos/bounds/lower_bound.h"
 #include "tacos/collective/npu_list.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -19,6 +20,12 @@
 
 namespace tacos::cli {
 namespace {
+
+constexpr int kBoundNpuLimit = 4096;
+
+double bound_ratio(Time collective_time, const LowerBound& bound) {
+  return bound.lower_bound_us > 0 ? to_micros(collective_time) / bound.lower_bound_us : 0.0;
+}
 
 double peak_memory_mib() {
   rusage usage{};
@@ -89,6 +96,9 @@ struct SynthesizeCommand {
       write_algorithm_json(result.algorithm, (std::filesystem::path(out_dir) / "algorithm.json"));
     }
 
+    // The exact cut bound costs max-flows; beyond a few thousand NPUs `tacos bound` computes it.
+    std::optional<LowerBound> bound;
+    if (full.npus() <= kBoundNpuLimit) bound = compute_lower_bound(full, coll);
     const double seconds_per_ps = 1e-12;
     const double algbw = result.collective_time > 0
                              ? static_cast<double>(bytes) / kBytesPerGB /
@@ -112,6 +122,13 @@ struct SynthesizeCommand {
       out["trials"] = trials;
       out["collective_time_us"] = to_micros(result.collective_time);
       out["algbw_gbps"] = algbw;
+      if (bound) {
+        out["lower_bound_us"] = bound->lower_bound_us;
+        out["bound_ratio"] = bound_ratio(result.collective_time, *bound);
+      } else {
+        out["lower_bound_us"] = nullptr;
+        out["bound_ratio"] = nullptr;
+      }
       out["transfers"] = result.transfers;
       out["wasted_transfers"] = result.wasted_transfers;
       out["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json();
@@ -132,6 +149,10 @@ struct SynthesizeCommand {
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  collective time  %s us\n", format_micros(result.collective_time).c_str());
     std::printf("  algorithm bw     %.2f GB/s\n", algbw);
+    if (bound)
+      std::printf("  lower bound      %s us (time = %.3f x bound)\n",
+                  format_micros(static_cast<Time>(bound->lower_bound_us * 1e6 + 0.5)).c_str(),
+                  bound_ratio(result.collective_time, *bound));
     std::printf("  transfers        %lld (%s)\n", static_cast<long long>(result.transfers),
                 verified ? "verified" : "not kept: --time-only");
     std::printf("  synthesis time   %.3f s (%d trial(s), best seed %llu)\n", result.seconds,
