@@ -9,5 +9,6 @@ void add_synthesize_command(CLI::App& app);
 void add_topology_command(CLI::App& app);
 void add_bound_command(CLI::App& app);
 void add_visualize_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace tacos::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   tacos::cli::add_topology_command(app);
   tacos::cli::add_bound_command(app);
   tacos::cli::add_visualize_command(app);
+  tacos::cli::add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

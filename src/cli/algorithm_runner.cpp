@@ -1,0 +1,50 @@
+#include "algorithm_runner.h"
+
+#include <chrono>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/common/error.h"
+#include "tacos/synthesis/baselines.h"
+
+namespace tacos::cli {
+
+const std::vector<std::string>& algorithm_names() {
+  static const std::vector<std::string> names{"tacos", "ring", "direct", "rhd", "dbt",
+                                              "hierarchical"};
+  return names;
+}
+
+AlgorithmRun run_algorithm(const std::string& name, const Topology& network,
+                           const Collective& collective, const SynthesisOptions& options,
+                           const std::string& topology_spec) {
+  AlgorithmRun run;
+  run.name = name;
+  if (name == "tacos") {
+    run.result = synthesize_tacos(network, collective, options);
+  } else {
+    const Baseline baseline = parse_baseline(name);
+    if (!options.keep_transfers)
+      throw Error("--time-only applies to --algorithm tacos only");
+    run.skipped_reason = baseline_inapplicable(baseline, network, collective, topology_spec);
+    if (run.skipped_reason) return run;
+    const auto started = std::chrono::steady_clock::now();
+    run.result.algorithm =
+        synthesize_baseline(baseline, network, collective, options.link_model, topology_spec);
+    run.result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    run.result.collective_time = run.result.algorithm.collective_time;
+    run.result.transfers = static_cast<std::int64_t>(run.result.algorithm.transfers().size());
+    run.result.seed = options.seed;
+  }
+  if (options.keep_transfers) {
+    const VerifyResult check = verify_algorithm(run.result.algorithm, network, options.link_model);
+    if (!check.ok || check.collective_time != run.result.collective_time)
+      throw Error(name + ": internal check failed, the algorithm does not verify: " +
+                  (check.ok ? std::string("replayed time differs from the reported time")
+                            : check.error));
+    run.verified = true;
+  }
+  return run;
+}
+
+}  // namespace tacos::cli
