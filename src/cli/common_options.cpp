@@ -14,13 +14,13 @@ void TopologyOptions::add_to(CLI::App& command) {
   command
       .add_option("--bandwidth", bandwidth,
                   "Link bandwidth in GB/s (2^30 B/s); one value or a comma list, one per axis "
-                  "(x,y,z) or dimension. Ignored for topology files")
-      ->capture_default_str();
+                  "(x,y,z) or dimension. Default 50 (dgx kinds: datasheet numbers). Ignored for "
+                  "topology files");
   command
       .add_option("--latency", latency,
                   "Link latency with unit ns, us or ms (bare number = us); one value or a comma "
-                  "list like --bandwidth. Ignored for topology files")
-      ->capture_default_str();
+                  "list like --bandwidth. Default 0.5us (dgx kinds: datasheet numbers). Ignored for "
+                  "topology files");
 }
 
 Topology TopologyOptions::load() const {

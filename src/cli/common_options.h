@@ -11,8 +11,8 @@ namespace tacos::cli {
 
 struct TopologyOptions {
   std::string topology = "torus2d:8x8";
-  std::string bandwidth = "50";
-  std::string latency = "0.5us";
+  std::string bandwidth;  // empty: 50 GB/s (DGX kinds: their datasheet numbers)
+  std::string latency;    // empty: 0.5us (DGX kinds: their datasheet numbers)
   void add_to(CLI::App& command);
   // Generator spec or YAML file -> topology (switch devices kept).
   Topology load() const;

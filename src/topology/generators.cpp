@@ -272,15 +272,10 @@ bool is_dgx_kind(std::string_view kind) {
   return kind == "dgx1" || kind == "dgx-a100" || kind == "dgx-h100";
 }
 
-// --bandwidth / --latency keep their CLI defaults (50 GB/s, 0.5 us) unless given; the real-system
-// generators use their datasheet numbers in that case (an explicit "--bandwidth 50" cannot be
-// told apart from the default and also means "datasheet").
-bool is_default_bandwidth(const LinkParams& params) {
-  return params.bandwidth_gbps == LinkParams{}.bandwidth_gbps;
-}
-bool is_default_latency(const LinkParams& params) {
-  return params.latency_ps == LinkParams{}.latency_ps;
-}
+// The real-system generators use their datasheet numbers unless --bandwidth / --latency were
+// given.
+bool is_default_bandwidth(const LinkParams& params) { return !params.bandwidth_given; }
+bool is_default_latency(const LinkParams& params) { return !params.latency_given; }
 
 Topology make_dgx1(std::string_view spec, const LinkParams& params) {
   if (params.bandwidth_gbps.size() != 1)
@@ -366,11 +361,13 @@ LinkParams parse_link_params(std::string_view bandwidth, std::string_view latenc
   LinkParams params;
   if (!trim(bandwidth).empty()) {
     params.bandwidth_gbps.clear();
+    params.bandwidth_given = true;
     for (const std::string& item : split_list(bandwidth))
       params.bandwidth_gbps.push_back(parse_bandwidth(item, "--bandwidth"));
   }
   if (!trim(latency).empty()) {
     params.latency_ps.clear();
+    params.latency_given = true;
     for (const std::string& item : split_list(latency))
       params.latency_ps.push_back(parse_latency(item, kPicosPerMicro, "--latency"));
   }

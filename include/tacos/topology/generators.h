@@ -14,6 +14,9 @@ namespace tacos {
 struct LinkParams {
   std::vector<double> bandwidth_gbps{50.0};
   std::vector<Time> latency_ps{500'000};
+  // Whether the user gave them; the DGX generators use datasheet numbers otherwise.
+  bool bandwidth_given = false;
+  bool latency_given = false;
 };
 
 // Parses the --bandwidth / --latency flag values ("50" or "50,25"; latency "0.5us,1us", bare
