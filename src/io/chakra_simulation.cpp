@@ -1,0 +1,400 @@
+// Running an EtTrace ASTRA-sim style, and tacos's own ET files back to an Algorithm (see
+// tacos/io/chakra.h for the rules).
+//
+// Flat state: nodes of all ranks numbered globally (rank offset + index); dependency edges in
+// CSR (parent -> children) with a pending count per node; one message per send with its route
+// (a run of link ids); per link a FIFO queue of waiting message hops. A min-heap of events
+// ordered by (time, sequence number), so equal-time events run in the order they were made and
+// every run is deterministic.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/io/chakra.h"
+
+namespace tacos {
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+std::string describe(const EtTrace& trace, int rank, std::uint32_t index) {
+  const EtNode& n = trace.ranks[rank].nodes[index];
+  return trace.ranks[rank].file + ": node " + std::to_string(n.id) +
+         (n.name.empty() ? std::string() : " ('" + n.name + "')");
+}
+
+enum class EventKind : std::uint8_t { kNodeDone, kHopArrive, kLinkFree };
+
+struct Event {
+  Time time;
+  std::uint64_t seq;
+  EventKind kind;
+  std::uint32_t id;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+struct Message {
+  std::uint32_t send = 0;  // global node ids
+  std::uint32_t recv = 0;
+  Bytes bytes = 0;
+  std::uint32_t route_begin = 0;
+  std::uint32_t route_len = 0;
+  std::uint32_t hop = 0;  // links crossed so far
+  Time start = -1;        // entered its first link
+  Time delivered = -1;    // reached dst
+  bool recv_posted = false;
+};
+
+struct Run {
+  EtRunResult result;
+  std::vector<std::vector<std::uint32_t>> message_of;  // per rank, per node: message or kNone
+};
+
+Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
+              std::optional<Bytes> size) {
+  const int npus = trace.npus();
+  if (topology.npus() != npus)
+    throw Error(trace.prefix + ": " + std::to_string(npus) + " rank files (" + trace.prefix +
+                ".0.et .. " + trace.prefix + "." + std::to_string(npus - 1) +
+                ".et) but the topology has " + std::to_string(topology.npus()) + " NPUs");
+  if (!size && trace.tacos) size = trace.tacos->size;
+
+  // Global numbering.
+  std::vector<std::uint32_t> offset(npus + 1, 0);
+  for (int r = 0; r < npus; ++r) {
+    const std::uint64_t next = offset[r] + trace.ranks[r].nodes.size();
+    if (next >= kNone) throw Error(trace.prefix + ": too many nodes to simulate");
+    offset[r + 1] = static_cast<std::uint32_t>(next);
+  }
+  const std::uint32_t total = offset[npus];
+  std::vector<int> rank_of(total);
+  for (int r = 0; r < npus; ++r)
+    std::fill(rank_of.begin() + offset[r], rank_of.begin() + offset[r + 1], r);
+
+  // Dependencies: children in CSR, pending counts.
+  std::vector<std::uint32_t> pending(total, 0);
+  std::vector<std::uint32_t> child_offset(total + 1, 0);
+  for (int r = 0; r < npus; ++r)
+    for (std::uint32_t i = 0; i < trace.ranks[r].nodes.size(); ++i) {
+      const EtNode& n = trace.ranks[r].nodes[i];
+      pending[offset[r] + i] = static_cast<std::uint32_t>(n.data_deps.size() + n.ctrl_deps.size());
+      for (const auto* deps : {&n.data_deps, &n.ctrl_deps})
+        for (std::uint32_t p : *deps) ++child_offset[offset[r] + p + 1];
+    }
+  for (std::uint32_t g = 0; g < total; ++g) child_offset[g + 1] += child_offset[g];
+  std::vector<std::uint32_t> children(child_offset[total]);
+  {
+    std::vector<std::uint32_t> fill(child_offset.begin(), child_offset.end() - 1);
+    for (int r = 0; r < npus; ++r)
+      for (std::uint32_t i = 0; i < trace.ranks[r].nodes.size(); ++i) {
+        const EtNode& n = trace.ranks[r].nodes[i];
+        for (const auto* deps : {&n.data_deps, &n.ctrl_deps})
+          for (std::uint32_t p : *deps) children[fill[offset[r] + p]++] = offset[r] + i;
+      }
+  }
+
+  // Messages and routes.
+  Run run;
+  EtRunResult& result = run.result;
+  run.message_of.resize(npus);
+  std::vector<Message> messages;
+  std::vector<LinkId> routes;
+  std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::uint32_t>> route_cache;
+  std::vector<std::vector<LinkId>> parent_link(npus);  // per source: BFS tree, lazily
+  auto route = [&](int src, int dst) -> std::pair<std::uint32_t, std::uint32_t> {
+    const std::int64_t key = static_cast<std::int64_t>(src) * npus + dst;
+    if (auto it = route_cache.find(key); it != route_cache.end()) return it->second;
+    const auto begin = static_cast<std::uint32_t>(routes.size());
+    const LinkId direct = topology.find_link(src, dst);
+    if (direct >= 0) {
+      routes.push_back(direct);
+    } else {
+      std::vector<LinkId>& parent = parent_link[src];
+      if (parent.empty()) {  // BFS over all devices, out-links in order: fewest hops
+        parent.assign(topology.devices(), -1);
+        std::vector<DeviceId> queue{src};
+        std::vector<char> seen(topology.devices(), 0);
+        seen[src] = 1;
+        for (std::size_t q = 0; q < queue.size(); ++q)
+          for (LinkId l : topology.out_links(queue[q])) {
+            const DeviceId v = topology.link(l).dst;
+            if (seen[v]) continue;
+            seen[v] = 1;
+            parent[v] = l;
+            queue.push_back(v);
+          }
+      }
+      if (parent[dst] < 0)
+        throw Error(trace.prefix + ": rank " + std::to_string(src) + " sends to rank " +
+                    std::to_string(dst) + ", which the topology gives no path to");
+      std::vector<LinkId> path;
+      for (DeviceId v = dst; v != src; v = topology.link(parent[v]).src) path.push_back(parent[v]);
+      routes.insert(routes.end(), path.rbegin(), path.rend());
+    }
+    const std::pair<std::uint32_t, std::uint32_t> r{
+        begin, static_cast<std::uint32_t>(routes.size() - begin)};
+    route_cache.emplace(key, r);
+    return r;
+  };
+
+  for (int r = 0; r < npus; ++r) run.message_of[r].assign(trace.ranks[r].nodes.size(), kNone);
+  for (int r = 0; r < npus; ++r) {
+    const auto& nodes = trace.ranks[r].nodes;
+    for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+      const EtNode& n = nodes[i];
+      if (n.type == EtNodeType::kColl)
+        throw Error(describe(trace, r, i) +
+                    ": COMM_COLL_NODE: this is a workload trace (one collective per rank), not a "
+                    "collective algorithm; simulate the ET files its system JSON names");
+      if (n.type != EtNodeType::kSend) continue;
+      if (n.match < 0)
+        throw Error(describe(trace, r, i) +
+                    ": send has no matching receive (read the trace "
+                    "with read_chakra)");
+      Message m;
+      m.send = offset[r] + i;
+      m.recv = offset[n.peer] + static_cast<std::uint32_t>(n.match);
+      if (n.comm_size > 0) {
+        m.bytes = n.comm_size;
+      } else if (n.msg_chunk_cnt > 0 && n.total_chunk_cnt > 0 && size) {
+        m.bytes = *size / n.total_chunk_cnt * n.msg_chunk_cnt;
+      } else {
+        throw Error(describe(trace, r, i) + ": message size unknown: no comm_size, and " +
+                    (n.msg_chunk_cnt > 0 && n.total_chunk_cnt > 0
+                         ? std::string("no collective size was given (--size)")
+                         : std::string("no msg_chunk_cnt / total_chunk_cnt to derive it from")));
+      }
+      if (m.bytes <= 0)
+        throw Error(describe(trace, r, i) + ": message size " + std::to_string(m.bytes) +
+                    " bytes (the collective size is too small for total_chunk_cnt " +
+                    std::to_string(n.total_chunk_cnt) + ")");
+      std::tie(m.route_begin, m.route_len) = route(r, n.peer);
+      run.message_of[r][i] = static_cast<std::uint32_t>(messages.size());
+      run.message_of[n.peer][n.match] = static_cast<std::uint32_t>(messages.size());
+      messages.push_back(m);
+    }
+  }
+
+  // Event loop.
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  std::uint64_t seq = 0;
+  auto push = [&](Time t, EventKind kind, std::uint32_t id) {
+    events.push(Event{t, seq++, kind, id});
+  };
+  const int num_links = topology.num_links();
+  std::vector<char> link_busy(num_links, 0);
+  std::vector<std::queue<std::uint32_t>> link_queue(num_links);
+  std::vector<Time> node_end(total, -1);
+  std::vector<char> issued(total, 0);
+
+  auto start_hop = [&](std::uint32_t mi, Time t) {
+    Message& m = messages[mi];
+    const LinkId l = routes[m.route_begin + m.hop];
+    const Link& link = topology.link(l);
+    const Time ser = serialization_time(m.bytes, link.bandwidth_gbps);
+    if (m.hop == 0) m.start = t;
+    link_busy[l] = 1;
+    push(t + link_busy_time(model, link.latency_ps, ser), EventKind::kLinkFree,
+         static_cast<std::uint32_t>(l));
+    push(t + link.latency_ps + ser, EventKind::kHopArrive, mi);
+    ++result.message_hops;
+  };
+  auto request_link = [&](std::uint32_t mi, Time t) {
+    const LinkId l = routes[messages[mi].route_begin + messages[mi].hop];
+    if (!link_busy[l])
+      start_hop(mi, t);
+    else
+      link_queue[l].push(mi);
+  };
+  auto issue = [&](std::uint32_t g, Time t) {
+    issued[g] = 1;
+    const int r = rank_of[g];
+    const EtNode& n = trace.ranks[r].nodes[g - offset[r]];
+    switch (n.type) {
+      case EtNodeType::kSend:
+        request_link(run.message_of[r][g - offset[r]], t);
+        return;
+      case EtNodeType::kRecv: {
+        Message& m = messages[run.message_of[r][g - offset[r]]];
+        if (m.delivered >= 0)
+          push(t, EventKind::kNodeDone, g);
+        else
+          m.recv_posted = true;
+        return;
+      }
+      case EtNodeType::kComp: {
+        Time duration = static_cast<Time>(n.duration_micros) * kPicosPerMicro;
+        if (model == LinkModel::kAstra && duration == 0) duration = kPicosPerNano;
+        ++result.compute_nodes;
+        result.compute_ps += duration;
+        push(t + duration, EventKind::kNodeDone, g);
+        return;
+      }
+      default:
+        ++result.other_nodes;
+        push(t, EventKind::kNodeDone, g);
+        return;
+    }
+  };
+
+  for (std::uint32_t g = 0; g < total; ++g)
+    if (pending[g] == 0) issue(g, 0);
+  while (!events.empty()) {
+    const Event e = events.top();
+    events.pop();
+    switch (e.kind) {
+      case EventKind::kLinkFree: {
+        auto& queue = link_queue[e.id];
+        if (queue.empty()) {
+          link_busy[e.id] = 0;
+        } else {
+          const std::uint32_t mi = queue.front();
+          queue.pop();
+          start_hop(mi, e.time);
+        }
+        break;
+      }
+      case EventKind::kHopArrive: {
+        Message& m = messages[e.id];
+        if (++m.hop < m.route_len) {
+          request_link(e.id, e.time);
+          break;
+        }
+        m.delivered = e.time;
+        push(e.time, EventKind::kNodeDone, m.send);
+        if (m.recv_posted) push(e.time, EventKind::kNodeDone, m.recv);
+        break;
+      }
+      case EventKind::kNodeDone: {
+        node_end[e.id] = e.time;
+        for (std::uint32_t k = child_offset[e.id]; k < child_offset[e.id + 1]; ++k)
+          if (--pending[children[k]] == 0) issue(children[k], e.time);
+        break;
+      }
+    }
+  }
+
+  // Deadlock: name the first node (rank, then file order) that never finished.
+  for (std::uint32_t g = 0; g < total; ++g) {
+    if (node_end[g] >= 0) continue;
+    std::int64_t stuck = 0;
+    for (std::uint32_t h = 0; h < total; ++h) stuck += node_end[h] < 0;
+    const int r = rank_of[g];
+    const std::uint32_t i = g - offset[r];
+    const EtNode& n = trace.ranks[r].nodes[i];
+    std::string why;
+    if (issued[g]) {
+      const Message& m = messages[run.message_of[r][i]];
+      const int peer = rank_of[m.send];
+      why = "it waits for the message of " + describe(trace, peer, m.send - offset[peer]) +
+            ", which is never sent";
+    } else {
+      for (const auto* deps : {&n.data_deps, &n.ctrl_deps})
+        for (std::uint32_t p : *deps)
+          if (why.empty() && node_end[offset[r] + p] < 0)
+            why = "it waits for node " + std::to_string(trace.ranks[r].nodes[p].id) +
+                  (trace.ranks[r].nodes[p].name.empty()
+                       ? std::string()
+                       : " ('" + trace.ranks[r].nodes[p].name + "')") +
+                  ", which never finishes";
+    }
+    throw Error(describe(trace, r, i) + " never runs: " + why + " (deadlock: " +
+                std::to_string(stuck) + " of " + std::to_string(total) + " nodes never finish)");
+  }
+
+  result.rank_finish.assign(npus, 0);
+  for (std::uint32_t g = 0; g < total; ++g)
+    result.rank_finish[rank_of[g]] = std::max(result.rank_finish[rank_of[g]], node_end[g]);
+  for (Time t : result.rank_finish) result.collective_time = std::max(result.collective_time, t);
+  result.messages = static_cast<std::int64_t>(messages.size());
+  result.by_message.reserve(messages.size());
+  for (const Message& m : messages) {
+    EtMessage out;
+    out.src = rank_of[m.send];
+    out.dst = rank_of[m.recv];
+    out.send = m.send - offset[out.src];
+    out.recv = m.recv - offset[out.dst];
+    out.bytes = m.bytes;
+    out.hops = static_cast<int>(m.route_len);
+    out.start = m.start;
+    out.end = m.delivered;
+    result.by_message.push_back(out);
+  }
+  return run;
+}
+
+}  // namespace
+
+EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
+                            std::optional<Bytes> size) {
+  return run_trace(trace, topology, model, size).result;
+}
+
+Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, LinkModel model) {
+  if (!trace.tacos)
+    throw Error(trace.prefix +
+                ": chunk identity is unknown: the files carry no tacos metadata "
+                "(only tacos's own Chakra files name the chunks each message "
+                "carries)");
+  const EtTacosInfo& info = *trace.tacos;
+  for (int r = 0; r < trace.npus(); ++r) {
+    const auto& nodes = trace.ranks[r].nodes;
+    for (std::uint32_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].type == EtNodeType::kSend && !nodes[i].has_chunks)
+        throw Error(describe(trace, r, i) +
+                    ": chunk identity is unknown: the send has no 'tacos_chunks' attribute");
+  }
+  if (topology.npus() != info.topology_npus)
+    throw Error(trace.ranks[0].file + ": the files are for " + std::to_string(info.topology_npus) +
+                " NPUs but the topology has " + std::to_string(topology.npus()) + " NPUs");
+  Collective collective;
+  try {
+    collective = Collective::make(info.kind, info.topology_npus, info.size, info.chunks_per_npu,
+                                  info.members, info.root);
+  } catch (const Error& e) {
+    throw Error(trace.ranks[0].file + ": GlobalMetadata does not describe a valid collective (" +
+                e.what() + ")");
+  }
+  if (collective.chunk_bytes() != info.chunk_bytes)
+    throw Error(trace.ranks[0].file + ": GlobalMetadata: chunk_bytes " +
+                std::to_string(info.chunk_bytes) + " does not match the collective (" +
+                std::to_string(collective.chunk_bytes()) + ")");
+
+  const EtRunResult result = simulate_chakra(trace, topology, model, info.size);
+  Algorithm algorithm(collective);
+  algorithm.reserve(result.by_message.size());
+  Time last = 0;
+  for (const EtMessage& m : result.by_message) {
+    const EtNode& send = trace.ranks[m.src].nodes[m.send];
+    if (topology.find_link(m.src, m.dst) < 0)
+      throw Error(describe(trace, m.src, m.send) + ": the topology has no link " +
+                  std::to_string(m.src) + " -> " + std::to_string(m.dst) +
+                  " (pass the topology the algorithm was made for, switches unwound)");
+    for (ChunkId c : send.chunks)
+      if (c >= collective.num_chunks())
+        throw Error(describe(trace, m.src, m.send) + ": chunk " + std::to_string(c) +
+                    " is not one of the collective's chunks 0.." +
+                    std::to_string(collective.num_chunks() - 1));
+    const Bytes expected = static_cast<Bytes>(send.chunks.size()) * collective.chunk_bytes();
+    if (m.bytes != expected)
+      throw Error(describe(trace, m.src, m.send) + ": comm_size " + std::to_string(m.bytes) +
+                  " bytes, but its " + std::to_string(send.chunks.size()) + " chunk(s) are " +
+                  std::to_string(expected) + " bytes");
+    algorithm.add_transfer(m.src, m.dst, m.start, m.end, send.chunks, send.reduce);
+    last = std::max(last, m.end);
+  }
+  algorithm.sort_by_start();
+  algorithm.synthesizer = info.synthesizer.empty() ? "chakra" : info.synthesizer;
+  algorithm.seed = info.seed;
+  algorithm.link_model = model;
+  algorithm.collective_time = last;
+  return algorithm;
+}
+
+}  // namespace tacos

@@ -1,0 +1,716 @@
+// Algorithm -> Chakra ET (per NPU) and the ASTRA-sim inputs around it (see tacos/io/chakra.h).
+//
+// How a rank's file is laid out:
+//  - message 0: GlobalMetadata, version "1.0.0", attributes describing the collective;
+//  - then one Node per event of the rank in time order: a transfer's COMM_RECV_NODE at its
+//    recorded end (followed by a COMP_NODE when it is a reduce transfer), its COMM_SEND_NODE at
+//    its recorded start; at equal times receives before sends, then by transfer index. Node ids
+//    are 0, 1, ... in that order, so dependencies normally name earlier nodes.
+//  - comm_tag: the message's position (0, 1, ...) among the messages of its link src -> dst in
+//    the synthesized link order (recorded start, then transfer index), the order the simulator's
+//    link queues use. Unique per (link, chunk), small, equal on both ends.
+//  - data_deps of a send u -> v, per chunk c it carries (the simulator's rules, simulation/
+//    simulator.h; deliveries ordered by recorded end, then index):
+//      copy collectives: none when u is a source of c, else the receive of the first delivery
+//      of c to u;
+//      reductions (or any reduce transfer): a copy send after a recorded copy arrival of c at u
+//      depends on the first such receive; else every reduce delivery of c to u recorded to end
+//      no later than the send's start (their COMP_NODEs); else none when u is a contributor;
+//      else the first delivery of any kind (its receive, or its COMP_NODE for a reduce).
+//  - ctrl_deps: a send on the previous send of its link, a receive on the previous receive of
+//    its link (ChakraOptions::order_in_data_deps moves these into data_deps).
+//  - the COMP_NODE of a reduce transfer depends (data) on its receive.
+//  - a rank without transfers gets one COMP_NODE "idle" without dependencies.
+// Messages are serialized from one reused Node object into a per-rank buffer (varint32 length,
+// then the message), so writing is linear in the transfers and does little allocation.
+#include <google/protobuf/io/coded_stream.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "proto/et_def.pb.h"
+#include "tacos/algorithm/verify.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/io/chakra.h"
+#include "tacos/topology/generators.h"
+
+namespace tacos {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = ChakraProtoMsg;
+
+constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+
+// A number for the network YAML: 12 significant digits (so 25/7*7 prints as 25), always with a
+// decimal point.
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.12g", value);
+  std::string text(buffer);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialization helpers.
+
+void append_message(std::string& out, const google::protobuf::MessageLite& message) {
+  const std::size_t size = message.ByteSizeLong();
+  if (size > static_cast<std::size_t>(kMaxInt32))
+    throw Error("chakra: a message of " + std::to_string(size) + " bytes is too large");
+  const std::size_t old = out.size();
+  out.resize(old + 5 + size);
+  auto* begin = reinterpret_cast<std::uint8_t*>(out.data() + old);
+  std::uint8_t* at = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(
+      static_cast<std::uint32_t>(size), begin);
+  at = message.SerializeWithCachedSizesToArray(at);
+  out.resize(old + static_cast<std::size_t>(at - begin));
+}
+
+pb::AttributeProto* attr(pb::Node& node, const char* name) {
+  pb::AttributeProto* a = node.add_attr();
+  a->set_name(name);
+  return a;
+}
+pb::AttributeProto* attr(pb::GlobalMetadata& meta, const char* name) {
+  pb::AttributeProto* a = meta.add_attr();
+  a->set_name(name);
+  return a;
+}
+
+int comm_type_of(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return pb::ALL_REDUCE;
+    case CollectiveKind::kReduce:
+      return pb::REDUCE;
+    case CollectiveKind::kAllGather:
+      return pb::ALL_GATHER;
+    case CollectiveKind::kGather:
+      return pb::GATHER;
+    case CollectiveKind::kScatter:
+      return pb::SCATTER;
+    case CollectiveKind::kBroadcast:
+      return pb::BROADCAST;
+    case CollectiveKind::kAllToAll:
+      return pb::ALL_TO_ALL;
+    case CollectiveKind::kReduceScatter:
+      return pb::REDUCE_SCATTER;
+  }
+  return pb::ALL_REDUCE;
+}
+
+// The system JSON key that names a custom implementation, or "" when ASTRA-sim has none.
+std::string custom_key(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return "all-reduce-implementation-custom";
+    case CollectiveKind::kAllGather:
+      return "all-gather-implementation-custom";
+    case CollectiveKind::kReduceScatter:
+      return "reduce-scatter-implementation-custom";
+    case CollectiveKind::kAllToAll:
+      return "all-to-all-implementation-custom";
+    default:
+      return "";
+  }
+}
+
+void fill_metadata(pb::GlobalMetadata& meta, const Algorithm& algorithm) {
+  const Collective& c = algorithm.collective();
+  meta.set_version("1.0.0");
+  attr(meta, "producer")->set_string_val("tacos");
+  attr(meta, "tacos_version")->set_string_val(TACOS_VERSION);
+  attr(meta, "collective")->set_string_val(to_string(c.kind()));
+  attr(meta, "size_bytes")->set_int64_val(c.size());
+  attr(meta, "chunk_bytes")->set_int64_val(c.chunk_bytes());
+  attr(meta, "chunks_per_npu")->set_int64_val(c.chunks_per_npu());
+  attr(meta, "num_chunks")->set_int64_val(c.num_chunks());
+  attr(meta, "npus")->set_int64_val(c.topology_npus());
+  if (c.num_members() != c.topology_npus()) {
+    auto* list = attr(meta, "members")->mutable_int64_list();
+    for (NpuId m : c.members()) list->add_values(m);
+  }
+  if (has_root(c.kind())) attr(meta, "root")->set_int64_val(c.root());
+  attr(meta, "seed")->set_uint64_val(algorithm.seed);
+  attr(meta, "synthesizer")->set_string_val(algorithm.synthesizer);
+  attr(meta, "link_model")->set_string_val(to_string(algorithm.link_model));
+  attr(meta, "collective_time_ps")->set_int64_val(algorithm.collective_time);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-rank node graphs.
+
+enum class Kind : std::uint8_t { kRecv = 0, kSend = 1 };
+
+struct Event {
+  Time time;
+  std::uint32_t tx;
+  Kind kind;
+};
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+struct Delivery {
+  DeviceId dst;
+  ChunkId chunk;
+  Time end;
+  std::uint32_t tx;
+};
+
+void validate(const Algorithm& algorithm, const Topology& topology) {
+  const Collective& c = algorithm.collective();
+  if (c.topology_npus() != topology.npus())
+    throw Error("chakra: the algorithm's collective is for a topology of " +
+                std::to_string(c.topology_npus()) + " NPUs but the topology has " +
+                std::to_string(topology.npus()));
+  const auto& transfers = algorithm.transfers();
+  if (transfers.size() > static_cast<std::size_t>(kMaxInt32))
+    throw Error("chakra: too many transfers (" + std::to_string(transfers.size()) + ")");
+  const int npus = topology.npus();
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    for (DeviceId d : {t.src, t.dst})
+      if (d < 0 || d >= npus)
+        throw Error("chakra: " + describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
+                    " is not an NPU; Chakra ranks are NPUs 0.." + std::to_string(npus - 1) +
+                    " (synthesize on the topology with switches unwound)");
+    if (t.src == t.dst)
+      throw Error("chakra: " + describe_transfer(algorithm, i) + " sends to itself");
+    if (t.num_chunks <= 0)
+      throw Error("chakra: " + describe_transfer(algorithm, i) + " carries no chunk");
+    for (ChunkId ch : algorithm.chunks(t))
+      if (ch < 0 || ch >= c.num_chunks())
+        throw Error("chakra: " + describe_transfer(algorithm, i) + ": chunk " + std::to_string(ch) +
+                    " is not one of the collective's chunks 0.." +
+                    std::to_string(c.num_chunks() - 1));
+  }
+}
+
+struct RankFiles {
+  std::vector<std::string> buffers;  // per rank: the whole .et file
+};
+
+RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
+                           const ChakraOptions& options) {
+  const Collective& coll = algorithm.collective();
+  const auto& transfers = algorithm.transfers();
+  const std::size_t num_tx = transfers.size();
+  const int npus = topology.npus();
+
+  // Link order and tags: transfers sorted by (src, dst, start, index).
+  std::vector<std::uint32_t> by_link(num_tx);
+  for (std::size_t i = 0; i < num_tx; ++i) by_link[i] = static_cast<std::uint32_t>(i);
+  std::sort(by_link.begin(), by_link.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const Transfer& x = transfers[a];
+    const Transfer& y = transfers[b];
+    if (x.src != y.src) return x.src < y.src;
+    if (x.dst != y.dst) return x.dst < y.dst;
+    if (x.start != y.start) return x.start < y.start;
+    return a < b;
+  });
+  std::vector<std::int32_t> tag(num_tx, 0);
+  std::vector<std::uint32_t> prev_on_link(num_tx, kNone);
+  for (std::size_t k = 0; k < num_tx; ++k) {
+    const std::uint32_t i = by_link[k];
+    if (k > 0) {
+      const std::uint32_t p = by_link[k - 1];
+      if (transfers[p].src == transfers[i].src && transfers[p].dst == transfers[i].dst) {
+        tag[i] = tag[p] + 1;
+        prev_on_link[i] = p;
+      }
+    }
+  }
+  by_link = {};
+
+  // Node order per rank and node ids.
+  std::vector<Event> events;
+  events.reserve(2 * num_tx);
+  for (std::size_t i = 0; i < num_tx; ++i) {
+    events.push_back(Event{transfers[i].end, static_cast<std::uint32_t>(i), Kind::kRecv});
+    events.push_back(Event{transfers[i].start, static_cast<std::uint32_t>(i), Kind::kSend});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.tx < b.tx;
+  });
+  std::vector<std::uint64_t> next_id(npus, 0);
+  std::vector<std::uint64_t> send_id(num_tx), recv_id(num_tx), comp_id(num_tx, 0);
+  for (const Event& e : events) {
+    const Transfer& t = transfers[e.tx];
+    if (e.kind == Kind::kSend) {
+      send_id[e.tx] = next_id[t.src]++;
+    } else {
+      recv_id[e.tx] = next_id[t.dst]++;
+      if (t.reduce) comp_id[e.tx] = next_id[t.dst]++;
+    }
+  }
+
+  // Deliveries of each chunk to each device, by (dst, chunk, recorded end, index).
+  const auto& pool = algorithm.chunk_pool();
+  bool any_reduce = false;
+  std::vector<Delivery> deliveries;
+  deliveries.reserve(pool.size());
+  for (std::size_t i = 0; i < num_tx; ++i) {
+    const Transfer& t = transfers[i];
+    any_reduce = any_reduce || t.reduce;
+    for (ChunkId c : algorithm.chunks(t))
+      deliveries.push_back(Delivery{t.dst, c, t.end, static_cast<std::uint32_t>(i)});
+  }
+  std::sort(deliveries.begin(), deliveries.end(), [](const Delivery& a, const Delivery& b) {
+    if (a.dst != b.dst) return a.dst < b.dst;
+    if (a.chunk != b.chunk) return a.chunk < b.chunk;
+    if (a.end != b.end) return a.end < b.end;
+    return a.tx < b.tx;
+  });
+  const bool reduction_rules = any_reduce || is_reduction(coll.kind());
+  auto deliveries_of = [&](DeviceId u, ChunkId c) {
+    auto lo = std::lower_bound(deliveries.begin(), deliveries.end(), std::pair{u, c},
+                               [](const Delivery& d, const std::pair<DeviceId, ChunkId>& k) {
+                                 return d.dst != k.first ? d.dst < k.first : d.chunk < k.second;
+                               });
+    auto hi = lo;
+    while (hi != deliveries.end() && hi->dst == u && hi->chunk == c) ++hi;
+    return std::pair{lo, hi};
+  };
+  auto is_source = [&](DeviceId u, ChunkId c) {
+    const auto sources = coll.sources(c);
+    return std::binary_search(sources.begin(), sources.end(), u);
+  };
+  // The node a delivery makes its chunk present with: the COMP after a reduce, else the receive.
+  auto made_by = [&](std::uint32_t tx) { return transfers[tx].reduce ? comp_id[tx] : recv_id[tx]; };
+
+  const Bytes chunk_bytes = coll.chunk_bytes();
+  const std::int64_t total_chunks = coll.size() / chunk_bytes;
+  if (total_chunks > kMaxInt32 || coll.num_chunks() > kMaxInt32)
+    throw Error("chakra: too many chunks for the int32 chunk counts of the format");
+
+  RankFiles files;
+  files.buffers.assign(npus, std::string());
+  {
+    pb::GlobalMetadata meta;
+    fill_metadata(meta, algorithm);
+    std::string header;
+    append_message(header, meta);
+    for (std::string& buffer : files.buffers) buffer = header;
+  }
+
+  pb::Node node;
+  std::vector<std::uint64_t> data, ctrl;
+  std::string name;
+  auto add_deps = [&](pb::Node& n) {
+    std::sort(data.begin(), data.end());
+    data.erase(std::unique(data.begin(), data.end()), data.end());
+    for (std::uint64_t d : data) n.add_data_deps(d);
+    for (std::uint64_t d : ctrl) n.add_ctrl_deps(d);
+  };
+  auto comm_attrs = [&](pb::Node& n, const Transfer& t, std::uint32_t tx) {
+    attr(n, "is_cpu_op")->set_bool_val(false);
+    attr(n, "comm_src")->set_int32_val(t.src);
+    attr(n, "comm_dst")->set_int32_val(t.dst);
+    attr(n, "comm_tag")->set_int32_val(tag[tx]);
+    attr(n, "comm_size")->set_int64_val(algorithm.transfer_bytes(t));
+    attr(n, "msg_chunk_cnt")->set_int32_val(t.num_chunks);
+    attr(n, "msg_chunk_idx")
+        ->set_int32_val(static_cast<std::int32_t>(pool[t.first_chunk] % total_chunks));
+    attr(n, "total_chunk_cnt")->set_int32_val(static_cast<std::int32_t>(total_chunks));
+    auto* list = attr(n, "tacos_chunks")->mutable_int64_list();
+    for (ChunkId c : algorithm.chunks(t)) list->add_values(c);
+    attr(n, "tacos_reduce")->set_bool_val(t.reduce);
+  };
+  auto link_name = [&](const char* what, const Transfer& t, std::uint32_t tx) {
+    name = what;
+    name += ' ';
+    name += std::to_string(t.src);
+    name += "->";
+    name += std::to_string(t.dst);
+    name += " tag ";
+    name += std::to_string(tag[tx]);
+    return name;
+  };
+
+  for (const Event& e : events) {
+    const Transfer& t = transfers[e.tx];
+    data.clear();
+    ctrl.clear();
+    node.Clear();
+    if (e.kind == Kind::kSend) {
+      for (ChunkId c : algorithm.chunks(t)) {
+        const auto [lo, hi] = deliveries_of(t.src, c);
+        if (!reduction_rules) {
+          if (is_source(t.src, c)) continue;
+          if (lo == hi)
+            throw Error("chakra: " + describe_transfer(algorithm, e.tx) + " sends chunk " +
+                        std::to_string(c) + " from " + describe_device(topology, t.src) +
+                        ", which neither holds it at the start nor receives it");
+          data.push_back(recv_id[lo->tx]);
+          continue;
+        }
+        if (!t.reduce) {
+          auto copy =
+              std::find_if(lo, hi, [&](const Delivery& d) { return !transfers[d.tx].reduce; });
+          if (copy != hi && copy->end <= t.start) {
+            data.push_back(recv_id[copy->tx]);
+            continue;
+          }
+        }
+        bool partial = false;
+        for (auto d = lo; d != hi && d->end <= t.start; ++d)
+          if (transfers[d->tx].reduce) {
+            data.push_back(comp_id[d->tx]);
+            partial = true;
+          }
+        if (partial || is_source(t.src, c)) continue;
+        if (lo == hi)
+          throw Error("chakra: " + describe_transfer(algorithm, e.tx) + " sends chunk " +
+                      std::to_string(c) + " from " + describe_device(topology, t.src) +
+                      ", which neither holds a part of it at the start nor receives it");
+        data.push_back(made_by(lo->tx));
+      }
+      if (prev_on_link[e.tx] != kNone)
+        (options.order_in_data_deps ? data : ctrl).push_back(send_id[prev_on_link[e.tx]]);
+      node.set_id(send_id[e.tx]);
+      node.set_name(link_name("send", t, e.tx));
+      node.set_type(pb::COMM_SEND_NODE);
+      add_deps(node);
+      comm_attrs(node, t, e.tx);
+      append_message(files.buffers[t.src], node);
+      continue;
+    }
+    if (prev_on_link[e.tx] != kNone)
+      (options.order_in_data_deps ? data : ctrl).push_back(recv_id[prev_on_link[e.tx]]);
+    node.set_id(recv_id[e.tx]);
+    node.set_name(link_name("recv", t, e.tx));
+    node.set_type(pb::COMM_RECV_NODE);
+    add_deps(node);
+    comm_attrs(node, t, e.tx);
+    append_message(files.buffers[t.dst], node);
+    if (!t.reduce) continue;
+    node.Clear();
+    node.set_id(comp_id[e.tx]);
+    node.set_name(link_name("reduce", t, e.tx));
+    node.set_type(pb::COMP_NODE);
+    node.add_data_deps(recv_id[e.tx]);
+    node.set_duration_micros(options.reduction_micros);
+    attr(node, "is_cpu_op")->set_bool_val(false);
+    append_message(files.buffers[t.dst], node);
+  }
+
+  for (int r = 0; r < npus; ++r) {
+    if (next_id[r] != 0) continue;
+    node.Clear();
+    node.set_id(0);
+    node.set_name("idle");
+    node.set_type(pb::COMP_NODE);
+    attr(node, "is_cpu_op")->set_bool_val(false);
+    append_message(files.buffers[r], node);
+  }
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ASTRA-sim inputs.
+
+std::string workload_file(const Algorithm& algorithm) {
+  const Collective& c = algorithm.collective();
+  pb::GlobalMetadata meta;
+  meta.set_version("1.0.0");
+  attr(meta, "producer")->set_string_val("tacos");
+  attr(meta, "collective")->set_string_val(to_string(c.kind()));
+  std::string out;
+  append_message(out, meta);
+  pb::Node node;
+  node.set_id(0);
+  node.set_name("tacos_" + to_string(c.kind()));
+  node.set_type(pb::COMM_COLL_NODE);
+  attr(node, "is_cpu_op")->set_bool_val(false);
+  attr(node, "comm_type")->set_int64_val(comm_type_of(c.kind()));
+  // ASTRA-sim's All-Gather size is the per-NPU input; tacos's --size is the output buffer.
+  const Bytes size =
+      c.kind() == CollectiveKind::kAllGather ? c.chunk_bytes() * c.chunks_per_npu() : c.size();
+  attr(node, "comm_size")->set_int64_val(size);
+  append_message(out, node);
+  return out;
+}
+
+std::string system_json(const Algorithm& algorithm, const std::string& prefix) {
+  std::string out = "{\n  \"scheduling-policy\": \"FIFO\",\n  \"preferred-dataset-splits\": 1,\n";
+  const std::string key = custom_key(algorithm.collective().kind());
+  if (!key.empty()) out += "  \"" + key + "\": [\"../chakra/" + prefix + "\"],\n";
+  out += "  \"local-mem-bw\": 50\n}\n";
+  return out;
+}
+
+std::string readme(const Algorithm& algorithm, const std::string& prefix, bool has_network,
+                   int npus) {
+  const Collective& c = algorithm.collective();
+  const std::string key = custom_key(c.kind());
+  std::string out;
+  out += "ASTRA-sim inputs written by tacos " TACOS_VERSION ": " + to_string(c.kind()) + " of " +
+         format_bytes(c.size()) + " on " + std::to_string(npus) + " NPUs.\n\n";
+  out += "  ../chakra/" + prefix + ".RANK.et  the algorithm, one Chakra ET per NPU\n";
+  out += "  workload.RANK.et        one COMM_COLL_NODE per NPU (the collective to run)\n";
+  out += "  system.json             names the algorithm under " +
+         (key.empty() ? std::string("(no key: see below)") : key) + "\n";
+  out += "  mem.json                no memory expansion\n";
+  if (has_network) out += "  network.yml             the network (analytical backend)\n";
+  out += "\nRun from this directory:\n\n";
+  out +=
+      "  AstraSim_Analytical_Congestion_Aware --workload-configuration=./workload "
+      "--system-configuration=system.json --network-configuration=" +
+      std::string(has_network ? "network.yml" : "NETWORK.yml") +
+      " --remote-memory-configuration=mem.json --logging-folder=log\n\n";
+  out +=
+      "Each rank prints \"sys[R] finished, T cycles\" (T in ns); a deadlock still exits 0, so "
+      "a run is good only when all " +
+      std::to_string(npus) + " ranks print it.\n";
+  if (algorithm.collective_time > 0)
+    out += "tacos's own time for this algorithm: " + format_micros(algorithm.collective_time) +
+           " us (link model " + to_string(algorithm.link_model) + ").\n";
+  if (!has_network)
+    out +=
+        "\nThe topology is not expressible as an ASTRA-sim network (ring/fc/switch "
+        "dimensions), so no network.yml was written: supply your own.\n";
+  if (key.empty())
+    out += "\nASTRA-sim has no custom-implementation hook for " + to_string(c.kind()) +
+           " (only all-reduce, all-gather, reduce-scatter and all-to-all): the ET files are "
+           "written for other tools, but system.json cannot make ASTRA-sim run them.\n";
+  out +=
+      "\nNotes: ASTRA-sim's ET feeder follows data_deps only; tacos keeps the per-link "
+      "message order in ctrl_deps (comm_tag keeps matching exact either way). A COMP_NODE of "
+      "0 us runs for 1 ns in ASTRA-sim.\n";
+  if (c.kind() == CollectiveKind::kAllGather)
+    out +=
+        "For All-Gather the workload's comm_size is the per-NPU input (tacos's --size / "
+        "NPUs), as ASTRA-sim counts it.\n";
+  if (c.num_members() != c.topology_npus())
+    out += "The collective runs among " + std::to_string(c.num_members()) + " of the " +
+           std::to_string(npus) +
+           " NPUs; every rank still gets the workload node (ranks outside it only relay or "
+           "idle).\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files.
+
+void write_binary(const fs::path& path, std::string_view contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(path.string() + ": cannot open for writing");
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.flush();
+  if (!out) throw Error(path.string() + ": write failed");
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool parse_int(std::string_view text, std::int64_t& value) {
+  text = trim(text);
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
+}
+
+enum class Dim { kRing, kFullyConnected, kSwitch };
+
+}  // namespace
+
+std::optional<std::string> astra_network_yaml(const Topology& topology,
+                                              const std::string& topology_spec) {
+  std::error_code ec;
+  if (fs::is_regular_file(topology_spec, ec)) {
+    try {
+      const YAML::Node root = YAML::LoadFile(topology_spec);
+      if (!root.IsMap() || !root["npus_count"] || !root["topology"]) return std::nullopt;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    std::ifstream in(topology_spec, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) return std::nullopt;
+    return text;
+  }
+
+  // Generator specs: ring/fc/switch dimensions, or a torus (rings).
+  std::vector<std::pair<Dim, std::int64_t>> dims;
+  std::string_view spec = trim(topology_spec);
+  std::vector<std::string_view> items;
+  for (std::size_t begin = 0;;) {
+    const std::size_t comma = spec.find(',', begin);
+    items.push_back(trim(spec.substr(begin, comma - begin)));
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  for (std::string_view item : items) {
+    const std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    const std::string_view kind = trim(item.substr(0, colon));
+    const std::string_view size = trim(item.substr(colon + 1));
+    if ((kind == "torus2d" || kind == "torus3d") && items.size() == 1) {
+      std::size_t begin = 0;
+      for (;;) {
+        const std::size_t x = size.find('x', begin);
+        std::int64_t n = 0;
+        if (!parse_int(size.substr(begin, x - begin), n) || n < 1) return std::nullopt;
+        dims.push_back({Dim::kRing, n});
+        if (x == std::string_view::npos) break;
+        begin = x + 1;
+      }
+      if (dims.size() != (kind == "torus2d" ? 2u : 3u)) return std::nullopt;
+      continue;
+    }
+    std::int64_t n = 0;
+    if (!parse_int(size, n) || n < 1) return std::nullopt;
+    if (kind == "ring")
+      dims.push_back({Dim::kRing, n});
+    else if (kind == "fc")
+      dims.push_back({Dim::kFullyConnected, n});
+    else if (kind == "switch")
+      dims.push_back({Dim::kSwitch, n});
+    else
+      return std::nullopt;
+  }
+  std::int64_t npus = 1;
+  for (const auto& [dim, n] : dims) npus *= n;
+  if (npus != topology.npus() || npus < 2) return std::nullopt;
+
+  // Bandwidth and latency per dimension from one representative link, then a check that the
+  // generator with those parameters builds exactly this topology.
+  LinkParams params;
+  params.bandwidth_gbps.clear();
+  params.latency_ps.clear();
+  std::vector<DeviceId> npu0_switches;
+  for (LinkId l : topology.out_links(0))
+    if (topology.is_switch(topology.link(l).dst)) npu0_switches.push_back(topology.link(l).dst);
+  std::size_t switch_dim = 0;
+  std::int64_t stride = 1;
+  for (const auto& [dim, n] : dims) {
+    double gbps = 1;
+    Time latency = 0;
+    if (n > 1) {
+      if (dim == Dim::kSwitch && topology.switches() > 0) {
+        if (switch_dim >= npu0_switches.size()) return std::nullopt;
+        const LinkId l = topology.find_link(0, npu0_switches[switch_dim++]);
+        gbps = topology.link(l).bandwidth_gbps;
+        latency = topology.link(l).latency_ps;
+      } else {
+        const LinkId l = topology.find_link(0, static_cast<DeviceId>(stride));
+        if (l < 0) return std::nullopt;
+        gbps = topology.link(l).bandwidth_gbps;
+        latency = topology.link(l).latency_ps;
+        if (dim == Dim::kSwitch) {  // unwound: B / (P - 1) and 2L
+          gbps *= static_cast<double>(n - 1);
+          if (latency % 2 != 0) return std::nullopt;
+          latency /= 2;
+        }
+      }
+    }
+    params.bandwidth_gbps.push_back(gbps);
+    params.latency_ps.push_back(latency);
+    stride *= n;
+  }
+  try {
+    Topology expected = generate_topology(topology_spec, params);
+    if (topology.switches() == 0 && expected.switches() > 0) expected = expected.unwind_switches();
+    if (expected.npus() != topology.npus() || expected.switches() != topology.switches() ||
+        expected.num_links() != topology.num_links())
+      return std::nullopt;
+    for (LinkId l = 0; l < topology.num_links(); ++l) {
+      const Link& a = expected.link(l);
+      const Link& b = topology.link(l);
+      if (a.src != b.src || a.dst != b.dst || a.latency_ps != b.latency_ps ||
+          std::abs(a.bandwidth_gbps - b.bandwidth_gbps) > 1e-9 * b.bandwidth_gbps)
+        return std::nullopt;
+    }
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+
+  std::string kinds, counts, bandwidths, latencies;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const auto [dim, n] = dims[d];
+    if (n < 2) continue;  // a dimension of one NPU has no links (ASTRA-sim needs npus > 1)
+    const char* sep = kinds.empty() ? "" : ", ";
+    // A ring of two is one link each way: FullyConnected says exactly that.
+    kinds += std::string(sep) + (dim == Dim::kSwitch                     ? "Switch"
+                                 : dim == Dim::kFullyConnected || n == 2 ? "FullyConnected"
+                                                                         : "Ring");
+    counts += sep + std::to_string(n);
+    bandwidths += sep + number(params.bandwidth_gbps[d]);
+    latencies += sep + number(static_cast<double>(params.latency_ps[d]) / kPicosPerNano);
+  }
+  return "# ASTRA-sim analytical network for --topology " + std::string(spec) +
+         " (written by tacos)\n"
+         "topology: [ " +
+         kinds + " ]\nnpus_count: [ " + counts + " ]\nbandwidth: [ " + bandwidths +
+         " ]  # GB/s (2^30 B/s)\nlatency: [ " + latencies + " ]  # ns\n";
+}
+
+void write_chakra(const Algorithm& algorithm, const Topology& topology,
+                  const std::string& topology_spec, const std::string& out_dir,
+                  const ChakraOptions& options) {
+  if (options.prefix.empty() || options.prefix.find('/') != std::string::npos ||
+      options.prefix == "." || options.prefix == "..")
+    throw Error("chakra: the file prefix must be a plain name, got '" + options.prefix + "'");
+  if (out_dir.empty()) throw Error("chakra: no output directory given");
+  validate(algorithm, topology);
+  const RankFiles files = build_rank_files(algorithm, topology, options);
+  const std::optional<std::string> network = astra_network_yaml(topology, topology_spec);
+  const int npus = topology.npus();
+
+  const fs::path out(out_dir);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out))
+    throw Error(out_dir + ": cannot create the output directory" +
+                (ec ? " (" + ec.message() + ")" : std::string()));
+  const fs::path staging = out / (".tacos-chakra-" + std::to_string(::getpid()) + ".tmp");
+  fs::remove_all(staging, ec);
+  try {
+    fs::create_directories(staging / "chakra");
+    fs::create_directories(staging / "astra");
+    for (int r = 0; r < npus; ++r)
+      write_binary(staging / "chakra" / (options.prefix + "." + std::to_string(r) + ".et"),
+                   files.buffers[r]);
+    const std::string workload = workload_file(algorithm);
+    for (int r = 0; r < npus; ++r)
+      write_binary(staging / "astra" / ("workload." + std::to_string(r) + ".et"), workload);
+    write_binary(staging / "astra" / "system.json", system_json(algorithm, options.prefix));
+    write_binary(staging / "astra" / "mem.json", "{\"memory-type\": \"NO_MEMORY_EXPANSION\"}\n");
+    if (network) write_binary(staging / "astra" / "network.yml", *network);
+    write_binary(staging / "astra" / "README",
+                 readme(algorithm, options.prefix, network.has_value(), npus));
+    for (const char* sub : {"chakra", "astra"}) {
+      fs::remove_all(out / sub);
+      fs::rename(staging / sub, out / sub);
+    }
+    fs::remove_all(staging);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(staging, ec);
+    throw Error(out_dir + ": cannot write the Chakra files (" + e.code().message() + ": " +
+                e.path1().string() + ")");
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+}
+
+}  // namespace tacos
