@@ -10,5 +10,8 @@ void add_topology_command(CLI::App& app);
 void add_bound_command(CLI::App& app);
 void add_visualize_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_verify_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 
 }  // namespace tacos::cli

@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   tacos::cli::add_bound_command(app);
   tacos::cli::add_visualize_command(app);
   tacos::cli::add_compare_command(app);
+  tacos::cli::add_simulate_command(app);
+  tacos::cli::add_verify_command(app);
+  tacos::cli::add_convert_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

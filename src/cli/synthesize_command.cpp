@@ -15,6 +15,8 @@
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
+#include "tacos/io/chakra.h"
+#include "tacos/io/msccl_xml.h"
 
 namespace tacos::cli {
 namespace {
@@ -27,6 +29,43 @@ struct SynthesizeCommand {
   bool json = false;
   bool time_only = false;
   std::string out_dir;
+  std::string formats = "json";
+
+  // Writes every requested format into a staging directory first and moves the results into
+  // `out_dir` only when all of them succeeded, so a failure leaves no partial output.
+  void write_outputs(const Algorithm& algorithm, const Topology& full) const {
+    namespace fs = std::filesystem;
+    const fs::path target(out_dir);
+    const fs::path staging = target.string() + ".partial";
+    fs::remove_all(staging);
+    fs::create_directories(staging);
+    try {
+      for (const std::string& format : split_list(formats)) {
+        if (format == "json") {
+          write_algorithm_json(algorithm, (staging / "algorithm.json").string());
+        } else if (format == "chakra") {
+          write_chakra(algorithm, full, topology.topology, staging.string());
+        } else if (format == "msccl") {
+          fs::create_directories(staging / "msccl");
+          const std::string name = "tacos_" + to_string(algorithm.collective().kind());
+          write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name);
+        } else {
+          throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
+        }
+      }
+      fs::create_directories(target);
+      for (const auto& entry : fs::directory_iterator(staging)) {
+        const fs::path destination = target / entry.path().filename();
+        fs::remove_all(destination);
+        fs::rename(entry.path(), destination);
+      }
+      fs::remove_all(staging);
+    } catch (...) {
+      std::error_code ignored;
+      fs::remove_all(staging, ignored);
+      throw;
+    }
+  }
 
   void run() const {
     const Topology full = topology.load();
@@ -47,11 +86,7 @@ struct SynthesizeCommand {
     if (run.skipped_reason)
       throw Error("--algorithm " + algorithm + ": " + *run.skipped_reason);
 
-    if (!out_dir.empty()) {
-      std::filesystem::create_directories(out_dir);
-      write_algorithm_json(run.result.algorithm,
-                           (std::filesystem::path(out_dir) / "algorithm.json").string());
-    }
+    if (!out_dir.empty()) write_outputs(run.result.algorithm, full);
     const std::optional<LowerBound> bound = bound_if_affordable(full, coll);
     const Report report = make_report(run, coll, bound);
     if (json) {
@@ -106,7 +141,8 @@ struct SynthesizeCommand {
     else
       std::printf("  synthesis time   %.3f s\n", run.result.seconds);
     std::printf("  peak memory      %.1f MiB\n", peak_memory_mib());
-    if (!out_dir.empty()) std::printf("  wrote            %s/algorithm.json\n", out_dir.c_str());
+    if (!out_dir.empty())
+      std::printf("  wrote            %s (%s)\n", out_dir.c_str(), formats.c_str());
   }
 };
 
@@ -126,7 +162,12 @@ void add_synthesize_command(CLI::App& app) {
   sub->add_flag("--time-only", cmd->time_only,
                 "Report time and statistics without keeping the transfer list (no verification, "
                 "no --out); for very large systems");
-  sub->add_option("--out", cmd->out_dir, "Write DIR/algorithm.json");
+  sub->add_option("--out", cmd->out_dir,
+                  "Write the algorithm into DIR in the --format(s): DIR/algorithm.json, "
+                  "DIR/chakra/tacos.RANK.et with DIR/astra/ (ASTRA-sim run files), "
+                  "DIR/msccl/NAME.xml");
+  sub->add_option("--format", cmd->formats, "Comma list of json, chakra, msccl (with --out)")
+      ->capture_default_str();
   sub->callback([cmd] { cmd->run(); });
 }
 

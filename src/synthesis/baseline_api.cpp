@@ -44,9 +44,9 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
                                                  const std::string& topology_spec) {
   const CollectiveKind kind = collective.kind();
   const int n = collective.num_members();
-  const bool gather_scatter_family =
-      kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter ||
-      kind == CollectiveKind::kAllReduce;
+  const bool gather_scatter_family = kind == CollectiveKind::kAllGather ||
+                                     kind == CollectiveKind::kReduceScatter ||
+                                     kind == CollectiveKind::kAllReduce;
   switch (baseline) {
     case Baseline::kRing:
     case Baseline::kDirect:
@@ -85,8 +85,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
         return "hierarchical: " + quoted(topology_spec) + " has " + std::to_string(npus) +
                " NPUs but the topology " + std::to_string(unwound.npus());
       if (active < 2)
-        return "hierarchical needs two or more dimensions of size > 1; " +
-               quoted(topology_spec) + " has " + std::to_string(active);
+        return "hierarchical needs two or more dimensions of size > 1; " + quoted(topology_spec) +
+               " has " + std::to_string(active);
       return std::nullopt;
     }
   }
@@ -100,7 +100,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& unwound,
     throw Error(*reason);
   switch (baseline) {
     case Baseline::kRing:
-      return detail::ring_baseline(unwound, collective, model);
+      return detail::ring_baseline(unwound, collective, model,
+                                   detail::generator_dimensions(topology_spec));
     case Baseline::kDirect:
       return detail::direct_baseline(unwound, collective, model);
     case Baseline::kRhd:

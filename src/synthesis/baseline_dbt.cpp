@@ -44,15 +44,16 @@ std::vector<TreeNode> dtree(int n, bool second) {
     btree_children(n, nodes[i].rank, down[0], down[1]);
     for (int child : down)
       if (child >= 0) {
-        if (seen[child]) throw Error("dbt: internal error: rank " + std::to_string(child) +
-                                     " appears twice in the binary tree");
+        if (seen[child])
+          throw Error("dbt: internal error: rank " + std::to_string(child) +
+                      " appears twice in the binary tree");
         seen[child] = 1;
         nodes.push_back({child, nodes[i].rank, nodes[i].depth + 1});
       }
   }
   if (static_cast<int>(nodes.size()) != n)
-    throw Error("dbt: internal error: the binary tree over " + std::to_string(n) +
-                " ranks has " + std::to_string(nodes.size()) + " nodes");
+    throw Error("dbt: internal error: the binary tree over " + std::to_string(n) + " ranks has " +
+                std::to_string(nodes.size()) + " nodes");
   for (TreeNode& node : nodes) {
     node.rank = rename(node.rank);
     if (node.parent >= 0) node.parent = rename(node.parent);
@@ -83,8 +84,8 @@ Algorithm dbt_baseline(const Topology& topology, const Collective& collective, L
       auto member = [&](int rank) { return (root + 1 + rank) % n; };
       nodes.push_back({root, -1, 0});
       for (const TreeNode& node : dtree(n - 1, t == 1))
-        nodes.push_back({member(node.rank), node.parent < 0 ? root : member(node.parent),
-                         node.depth + 1});
+        nodes.push_back(
+            {member(node.rank), node.parent < 0 ? root : member(node.parent), node.depth + 1});
     }
     int max_depth = 0;
     for (const TreeNode& node : nodes) max_depth = std::max(max_depth, node.depth);

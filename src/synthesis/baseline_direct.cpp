@@ -5,8 +5,7 @@
 
 namespace tacos::detail {
 
-Algorithm direct_baseline(const Topology& topology, const Collective& collective,
-                          LinkModel model) {
+Algorithm direct_baseline(const Topology& topology, const Collective& collective, LinkModel model) {
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const auto& members = collective.members();

@@ -62,8 +62,7 @@ Algorithm hierarchical_baseline(const Topology& topology, const Collective& coll
   auto phase = [&](std::size_t d, bool reduce, std::int64_t base) {
     const Dim& dim = active[d];
     const int m = dim.size;
-    const bool direct =
-        dim.wiring == Wiring::kFullyConnected || dim.wiring == Wiring::kSwitch;
+    const bool direct = dim.wiring == Wiring::kFullyConnected || dim.wiring == Wiring::kSwitch;
     const std::vector<int> ring = ring_positions(dim);
     auto at = [&](int p) { return ring[((p % m) + m) % m]; };
     for (int lead = 0; lead < n; ++lead) {
@@ -88,8 +87,7 @@ Algorithm hierarchical_baseline(const Topology& topology, const Collective& coll
               schedule.send(npu(at(b + 1 + h)), npu(at(b + 2 + h)), step + h,
                             block(d, lead, at(b), k), true);
             else
-              schedule.send(npu(at(b + h)), npu(at(b + h + 1)), step + h,
-                            block(d, lead, at(b), k));
+              schedule.send(npu(at(b + h)), npu(at(b + h + 1)), step + h, block(d, lead, at(b), k));
           }
       }
     }

@@ -7,12 +7,12 @@
 
 namespace tacos::detail {
 
-Algorithm ring_baseline(const Topology& topology, const Collective& collective,
-                        LinkModel model) {
+Algorithm ring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
+                        const std::vector<GeneratorDimension>& dims) {
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const auto& members = collective.members();
-  std::vector<int> ring = ring_order(topology, collective);  // member indices
+  std::vector<int> ring = ring_order(topology, collective, dims);  // member indices
   const CollectiveKind kind = collective.kind();
   if (has_root(kind)) {
     // Rotate so that the root comes first.
@@ -82,19 +82,20 @@ Algorithm ring_baseline(const Topology& topology, const Collective& collective,
             schedule.send(npu(j), npu(j + 1), std::int64_t{n - 1 - i} * k_count + k + j,
                           member(i) * k_count + k);
       break;
-    case CollectiveKind::kAllToAll:
-      // Chunk P[a] -> P[a+d] is relayed d times along the ring; a link sends the chunks on
-      // their h-th relay before those on relay h+1, and the farthest-going first.
-      for (int a = 0; a < n; ++a)
-        for (int d = 1; d < n; ++d)
-          for (int k = 0; k < k_count; ++k) {
-            const ChunkId chunk = (member(a) * n + member(a + d)) * k_count + k;
-            for (int h = 0; h < d; ++h)
-              schedule.send(npu(a + h), npu(a + h + 1),
-                            std::int64_t{h} * n * k_count + std::int64_t{n - 1 - d} * k_count + k,
-                            chunk);
+    case CollectiveKind::kAllToAll: {
+      // Ring relay: P[a]'s chunks travel round the ring; on its h-th hop (step h) one message
+      // per piece carries those still going further, N-1-h destinations' worth.
+      std::vector<ChunkId> chunks;
+      for (int h = 0; h + 1 < n; ++h)
+        for (int k = 0; k < k_count; ++k)
+          for (int a = 0; a < n; ++a) {
+            chunks.clear();
+            for (int d = h + 1; d < n; ++d)
+              chunks.push_back((member(a) * n + member(a + d)) * k_count + k);
+            schedule.send(npu(a + h), npu(a + h + 1), std::int64_t{h} * k_count + k, chunks);
           }
       break;
+    }
   }
   return schedule.build("ring", model);
 }

@@ -108,8 +108,8 @@ struct Hop {
 LogicalSchedule::LogicalSchedule(const Topology& topology, const Collective& collective)
     : topology_(topology), collective_(collective) {}
 
-void LogicalSchedule::send(NpuId from, NpuId to, std::int64_t step,
-                           std::span<const ChunkId> chunks, bool reduce) {
+void LogicalSchedule::send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks,
+                           bool reduce) {
   if (chunks.empty() || from == to) return;
   messages_.push_back(Message{from, to, step, static_cast<std::int64_t>(chunk_pool_.size()),
                               static_cast<std::int32_t>(chunks.size()), reduce});
@@ -126,11 +126,11 @@ Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const
     const std::int64_t length = static_cast<std::int64_t>(path.size()) - 1;
     for (std::int64_t h = 0; h < length; ++h) {
       if (!m.reduce)
-        hops.push_back(Hop{path[h], path[h + 1], Key{m.step, h}, m.first_chunk, m.num_chunks,
-                           false});
+        hops.push_back(
+            Hop{path[h], path[h + 1], Key{m.step, h}, m.first_chunk, m.num_chunks, false});
       else  // dual hop h runs from path[length - h] back to path[length - h - 1]
-        dual.push_back(Hop{path[length - h], path[length - h - 1], Key{-m.step, h},
-                           m.first_chunk, m.num_chunks, false});
+        dual.push_back(Hop{path[length - h], path[length - h - 1], Key{-m.step, h}, m.first_chunk,
+                           m.num_chunks, false});
     }
   }
 
@@ -169,7 +169,8 @@ Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const
       std::vector<std::int64_t> msg_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
       for (const Message& m : messages_)
         if (m.reduce)
-          for (std::int32_t k = 0; k < m.num_chunks; ++k) ++msg_offsets[chunk_pool_[m.first_chunk + k] + 1];
+          for (std::int32_t k = 0; k < m.num_chunks; ++k)
+            ++msg_offsets[chunk_pool_[m.first_chunk + k] + 1];
       for (int c = 0; c < num_chunks; ++c) msg_offsets[c + 1] += msg_offsets[c];
       std::vector<std::uint32_t> msgs(msg_offsets.back());
       std::vector<std::int64_t> fill(msg_offsets.begin(), msg_offsets.end() - 1);
@@ -243,8 +244,7 @@ Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const
         if (kept[entry_base[i] + k]) kept_pool.push_back(chunk_pool_[h.first_chunk + k]);
       const auto count = static_cast<std::int32_t>(kept_pool.size() - start);
       if (count > 0)
-        hops.push_back(
-            Hop{h.dst, h.src, Key{-h.key.major, -h.key.minor}, -1 - start, count, true});
+        hops.push_back(Hop{h.dst, h.src, Key{-h.key.major, -h.key.minor}, -1 - start, count, true});
     }
   }
 
@@ -297,24 +297,50 @@ std::vector<NpuId> hamiltonian_cycle(const Topology& topology, std::int64_t budg
       out[l.src].push_back(l.dst);
       in[l.dst].push_back(l.src);
     }
-  std::vector<int> onward(n);  // unvisited out-neighbours
-  for (NpuId v = 0; v < n; ++v) onward[v] = static_cast<int>(out[v].size());
+  // The path runs from NPU 0 to its end. Every NPU off the path still needs a way in (from an
+  // NPU off the path or the end) and a way out (to an NPU off the path or NPU 0):
+  // `ways_in` / `ways_out` count them and a move that leaves one at zero is undone at once.
   std::vector<char> visited(n, 0);
-  int closers = static_cast<int>(in[0].size());  // unvisited in-neighbours of NPU 0
-  auto visit = [&](NpuId v, int delta) {
-    visited[v] = delta > 0;
-    for (NpuId u : in[v]) onward[u] -= delta;
-    for (NpuId w : out[v])
-      if (w == 0) closers -= delta;
+  std::vector<int> ways_in(n), ways_out(n), onward(n);
+  for (NpuId v = 0; v < n; ++v) {
+    ways_in[v] = static_cast<int>(in[v].size());
+    ways_out[v] = static_cast<int>(out[v].size());
+    onward[v] = static_cast<int>(out[v].size());  // out-neighbours off the path
+  }
+  visited[0] = 1;
+  for (NpuId u : in[0]) --onward[u];
+  auto extend = [&](NpuId end, NpuId w, int delta) {  // delta 1: end -> w; -1: undo
+    if (delta > 0) visited[w] = 1;
+    for (NpuId x : out[end]) ways_in[x] -= delta;
+    for (NpuId y : in[w]) {
+      ways_out[y] -= delta;
+      onward[y] -= delta;
+    }
+    if (delta < 0) visited[w] = 0;
+  };
+  auto feasible = [&](NpuId end, NpuId w) {
+    for (NpuId x : out[end])
+      if (!visited[x] && ways_in[x] == 0) return false;
+    for (NpuId y : in[w])
+      if (!visited[y] && ways_out[y] == 0) return false;
+    return ways_in[0] > 0;
   };
   std::vector<NpuId> path{0};
   std::vector<std::vector<NpuId>> candidates;
   std::vector<std::size_t> cursor;
-  visit(0, 1);
   auto push_candidates = [&](NpuId v) {
     std::vector<NpuId> next;
+    int forced = 0;
     for (NpuId w : out[v])
-      if (!visited[w]) next.push_back(w);
+      if (!visited[w]) {
+        // Only the end can still enter w: w must come next.
+        if (ways_in[w] == 1) {
+          if (forced++ == 0) next.assign(1, w);
+        } else if (forced == 0) {
+          next.push_back(w);
+        }
+      }
+    if (forced > 1) next.clear();
     std::sort(next.begin(), next.end(),
               [&](NpuId a, NpuId b) { return std::tie(onward[a], a) < std::tie(onward[b], b); });
     candidates.push_back(std::move(next));
@@ -322,33 +348,88 @@ std::vector<NpuId> hamiltonian_cycle(const Topology& topology, std::int64_t budg
   };
   push_candidates(0);
   std::int64_t steps = 0;
-  while (!path.empty()) {
+  while (true) {
     if (static_cast<int>(path.size()) == n) {
       if (linked(path.back(), 0)) return path;
-    } else if (cursor.back() < candidates.back().size() && closers > 0) {
+    } else if (cursor.back() < candidates.back().size()) {
+      const NpuId end = path.back();
       const NpuId w = candidates.back()[cursor.back()++];
-      if (visited[w]) continue;
       if (++steps > budget) return {};
-      visit(w, 1);
+      extend(end, w, 1);
+      if (!feasible(end, w)) {
+        extend(end, w, -1);
+        continue;
+      }
       path.push_back(w);
       push_candidates(w);
       continue;
     }
     // Backtrack.
-    visit(path.back(), -1);
+    if (path.size() == 1) return {};
+    const NpuId w = path.back();
     path.pop_back();
     candidates.pop_back();
     cursor.pop_back();
-    if (path.empty()) break;
+    extend(path.back(), w, -1);
   }
-  return {};
 }
 
-std::vector<int> ring_order(const Topology& topology, const Collective& collective) {
+std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims) {
+  using Wiring = GeneratorDimension::Wiring;
+  struct Axis {
+    int size, stride;
+  };
+  std::vector<Axis> axes;
+  int stride = 1;
+  for (const GeneratorDimension& d : dims) {
+    if (d.wiring == Wiring::kUniRing && d.size > 2) return {};  // one way only
+    if (d.size > 1) axes.push_back({d.size, stride});
+    stride *= d.size;
+  }
+  if (axes.size() < 2) return {};
+  // A Hamiltonian path over every axis but the last, boustrophedon.
+  std::vector<NpuId> path{0};
+  for (std::size_t a = 0; a + 1 < axes.size(); ++a) {
+    std::vector<NpuId> next;
+    for (int layer = 0; layer < axes[a].size; ++layer)
+      for (std::size_t i = 0; i < path.size(); ++i)
+        next.push_back(path[layer % 2 == 0 ? i : path.size() - 1 - i] + layer * axes[a].stride);
+    path = std::move(next);
+  }
+  // The grid (path position) x (last axis) has a Hamiltonian cycle when a side is even: along
+  // row 0, snake over rows 1.. in columns 1.., back along column 0. Rows must be even in number.
+  const Axis last = axes.back();
+  const int positions = static_cast<int>(path.size());
+  const bool rows_are_layers = last.size % 2 == 0;
+  if (!rows_are_layers && positions % 2 != 0) return {};
+  const int rows = rows_are_layers ? last.size : positions;
+  const int cols = rows_are_layers ? positions : last.size;
+  auto node = [&](int r, int c) {
+    return rows_are_layers ? path[c] + r * last.stride : path[r] + c * last.stride;
+  };
+  std::vector<NpuId> cycle;
+  for (int c = 0; c < cols; ++c) cycle.push_back(node(0, c));
+  for (int r = 1; r < rows; ++r)
+    for (int i = 1; i < cols; ++i) cycle.push_back(node(r, r % 2 == 1 ? cols - i : i));
+  for (int r = rows - 1; r >= 1; --r) cycle.push_back(node(r, 0));
+  return cycle;
+}
+
+std::vector<int> ring_order(const Topology& topology, const Collective& collective,
+                            const std::vector<GeneratorDimension>& dims) {
   const int n = collective.num_members();
   if (n == topology.npus()) {
-    std::vector<NpuId> cycle = hamiltonian_cycle(topology);
-    if (!cycle.empty()) return cycle;  // every NPU is a member: member index == NPU id
+    // Every NPU is a member, so member index == NPU id. NPU order first, then the snake.
+    std::vector<NpuId> cycle = hamiltonian_cycle(topology, /*budget=*/0);  // NPU order only
+    if (cycle.empty() && !dims.empty()) {
+      cycle = snake_cycle(dims);
+      bool valid = static_cast<int>(cycle.size()) == n;
+      for (std::size_t i = 0; i < cycle.size() && valid; ++i)
+        valid = topology.find_link(cycle[i], cycle[(i + 1) % cycle.size()]) >= 0;
+      if (!valid) cycle.clear();
+    }
+    if (cycle.empty()) cycle = hamiltonian_cycle(topology);
+    if (!cycle.empty()) return cycle;
   }
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);

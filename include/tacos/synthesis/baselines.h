@@ -1,0 +1,150 @@
+#pragma once
+// Baseline collective algorithms (ring, direct, recursive halving-doubling, double binary tree,
+// hierarchical) as Algorithm producers on any topology, for comparison with TACOS.
+//
+// Every baseline is first written as a logical schedule: messages between member NPUs at
+// logical steps. A message between NPUs that are not neighbours is routed over a shortest path
+// (fewest hops, then least latency, then the lowest next-hop NPU; destination-based, so the
+// routes into one NPU form a tree) and relayed hop by hop, store and forward, each hop one
+// transfer of the same chunks. The logical steps become placeholder times that encode the
+// intended order (every dependency recorded before its consumer, links used in step order) and
+// detail::compact re-times the whole schedule with the simulator (congestion on shared links
+// included); Algorithm::collective_time is the simulated time.
+//
+// Relays of copies are plain relays. Relays of partial sums cannot be: a device holds one
+// partial per chunk (the verifier's and simulator's model), so a relay that holds its own
+// partial of the chunk, or relays two partials of it, would double count. The reduction phase
+// of a baseline is therefore built as the time reversal of its copy dual (reduce-scatter from
+// all-gather, reduce from broadcast, as TACOS does) on the reversed routes, keeping each
+// device's first delivery of each chunk: without relays the result is exactly the textbook
+// reduction; with relays, partials meeting at a relay are summed there and forwarded once.
+//
+// With K = --chunks-per-npu > 1 every logical step is split into K messages (one per piece),
+// so K = 1 gives the textbook algorithms and larger K pipelines (ring: K x the steps of 1/K).
+//
+//  ring          NCCL-style ring over a Hamiltonian cycle of the NPUs when a bounded search
+//                finds one, else NPU order (members in order for subsets), routed. All-Reduce =
+//                ring reduce-scatter + ring all-gather (2(N-1) steps of size/N); Broadcast and
+//                Reduce pipeline K chunks along the ring from / to the root; Gather and Scatter
+//                relay along the ring (farthest first); All-to-All relays along the ring.
+//  direct        every NPU sends to every other (routed): All-Gather, Reduce-Scatter, All-Reduce
+//                (direct RS + direct AG), All-to-All; Broadcast and Scatter from the root, Gather
+//                and Reduce to the root.
+//  rhd           Reduce-Scatter by recursive vector halving with distance doubling (partners
+//                i^1, i^2, i^4, ...), All-Gather by recursive doubling (distance halving),
+//                All-Reduce = both. Needs a power-of-two NPU count (else inapplicable).
+//  dbt           NCCL's double binary tree (tree 0 a binary tree whose root has one child, tree 1
+//                its mirror for even N or its shift by one for odd N), each tree carrying half of
+//                the chunks, pipelined chunk by chunk: All-Reduce (reduce up, broadcast down);
+//                Broadcast and Reduce hang both trees, built over the other N-1 NPUs, below the
+//                root. With one chunk (K = 1 broadcast/reduce) only tree 0 carries data.
+//  hierarchical  BlueConnect-style per dimension of a multi-dimensional generator topology:
+//                Reduce-Scatter along dimension 0, then 1, ...; All-Gather in reverse order;
+//                All-Reduce = both. Within a dimension: a ring for ring/uniring/torus axes, a
+//                ring in zig-zag order (0, 2, 4, ..., 5, 3, 1) for mesh/hypercube axes (every
+//                ring edge at most 2 hops), direct exchange for fc/switch dimensions. Needs the
+//                whole topology as the collective and a generator spec of 2+ dimensions > 1.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tacos/algorithm/algorithm.h"
+#include "tacos/collective/collective.h"
+#include "tacos/common/link_model.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos {
+
+enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical };
+
+// "ring", "direct", "rhd", "dbt", "hierarchical"; anything else throws Error.
+Baseline parse_baseline(std::string_view text);
+std::string to_string(Baseline baseline);
+
+// Why `baseline` cannot run `collective` on `unwound` (the topology with switches unwound,
+// built from `topology_spec`: a generator spec or a file name), or nullopt when it can.
+std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topology& unwound,
+                                                 const Collective& collective,
+                                                 const std::string& topology_spec);
+
+// The baseline's algorithm, compacted (times from the simulator under `model`;
+// Algorithm::synthesizer = to_string(baseline), collective_time = the simulated time). Throws
+// Error with the reason when the baseline is inapplicable, or when two NPUs cannot reach each
+// other.
+Algorithm synthesize_baseline(Baseline baseline, const Topology& unwound,
+                              const Collective& collective, LinkModel model,
+                              const std::string& topology_spec);
+
+namespace detail {
+// Building blocks of the baselines (src/synthesis/baseline_*.cpp); not a stable interface.
+
+// Collects logical messages and turns them into a routed, compacted Algorithm (see the top of
+// this file). Dependencies must point to strictly smaller steps; messages of one step are
+// independent of each other. Reduce messages of one chunk must form an in-tree over the members
+// (each member sends the chunk at most once, after everything it receives) ending at one NPU.
+class LogicalSchedule {
+ public:
+  LogicalSchedule(const Topology& topology, const Collective& collective);
+
+  void send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks,
+            bool reduce = false);
+  void send(NpuId from, NpuId to, std::int64_t step, ChunkId chunk, bool reduce = false) {
+    send(from, to, step, std::span<const ChunkId>(&chunk, 1), reduce);
+  }
+
+  // Routes, times and compacts; `name` becomes Algorithm::synthesizer and prefixes errors.
+  Algorithm build(const std::string& name, LinkModel model) const;
+
+ private:
+  struct Message {
+    NpuId from, to;
+    std::int64_t step;
+    std::int64_t first_chunk;
+    std::int32_t num_chunks;
+    bool reduce;
+  };
+  const Topology& topology_;
+  const Collective& collective_;
+  std::vector<Message> messages_;
+  std::vector<ChunkId> chunk_pool_;
+};
+
+// The dimensions of a generator spec (dimension 0 first, fastest-varying in the NPU id), or an
+// empty vector for specs without them (files, dgx kinds, malformed).
+struct GeneratorDimension {
+  enum class Wiring { kRing, kUniRing, kLine, kFullyConnected, kSwitch };
+  Wiring wiring;
+  int size;
+};
+std::vector<GeneratorDimension> generator_dimensions(std::string_view spec);
+
+// A directed Hamiltonian cycle over the NPUs starting at NPU 0 (NPU order when it is one, else
+// a depth-first search preferring the neighbour with the fewest onward choices and pruning moves
+// that leave an NPU without a way in or out, within `budget` extensions; 0: NPU order only), or an
+// empty vector.
+std::vector<NpuId> hamiltonian_cycle(const Topology& topology, std::int64_t budget = 2'000'000);
+
+// The snake (boustrophedon) Hamiltonian cycle of a multi-dimensional generator topology: a
+// boustrophedon path over all dimensions but the last, then the classic grid cycle with the
+// last dimension (needs an even side; any wiring but uniring). Empty when it does not apply.
+std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims);
+
+// Member indices in the ring baseline's order. When the collective spans every NPU: NPU order
+// if it is a cycle, else the snake of `dims` (from the spec, may be empty), else the search;
+// otherwise (or when nothing is found) member order.
+std::vector<int> ring_order(const Topology& topology, const Collective& collective,
+                            const std::vector<GeneratorDimension>& dims);
+
+Algorithm ring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
+                        const std::vector<GeneratorDimension>& dims);
+Algorithm direct_baseline(const Topology& topology, const Collective& collective, LinkModel model);
+Algorithm rhd_baseline(const Topology& topology, const Collective& collective, LinkModel model);
+Algorithm dbt_baseline(const Topology& topology, const Collective& collective, LinkModel model);
+Algorithm hierarchical_baseline(const Topology& topology, const Collective& collective,
+                                LinkModel model, const std::vector<GeneratorDimension>& dims);
+
+}  // namespace detail
+}  // namespace tacos

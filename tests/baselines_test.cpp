@@ -1,0 +1,378 @@
+// Baselines (ring, direct, rhd, dbt, hierarchical): hand-worked times, verification of every
+// baseline for every collective on a set of topologies, subsets, and inapplicable cases.
+#include "tacos/synthesis/baselines.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/simulation/simulator.h"
+#include "tacos/topology/generators.h"
+
+namespace tacos {
+namespace {
+
+Topology make(const std::string& spec) {
+  return generate_topology(spec, parse_link_params("50", "0.5us")).unwind_switches();
+}
+
+constexpr Baseline kAllBaselines[] = {Baseline::kRing, Baseline::kDirect, Baseline::kRhd,
+                                      Baseline::kDbt, Baseline::kHierarchical};
+constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                        CollectiveKind::kAllReduce, CollectiveKind::kBroadcast,
+                                        CollectiveKind::kReduce,    CollectiveKind::kGather,
+                                        CollectiveKind::kScatter,   CollectiveKind::kAllToAll};
+
+// latency + bytes / bandwidth at 50 GB/s and 0.5 us.
+Time step(Bytes bytes) { return 500'000 + serialization_time(bytes, 50.0); }
+
+Algorithm run(Baseline baseline, const std::string& spec, CollectiveKind kind, Bytes size,
+              int k = 1, LinkModel model = LinkModel::kTacos) {
+  const Topology topology = make(spec);
+  const Collective collective = Collective::make(kind, topology.npus(), size, k);
+  return synthesize_baseline(baseline, topology, collective, model, spec);
+}
+
+TEST(BaselineNames, ParseAndPrint) {
+  for (Baseline b : kAllBaselines) EXPECT_EQ(parse_baseline(to_string(b)), b);
+  EXPECT_EQ(to_string(Baseline::kHierarchical), "hierarchical");
+  EXPECT_THROW(parse_baseline("tree"), Error);
+  EXPECT_THROW(parse_baseline("Ring"), Error);
+}
+
+// ---- Hand-worked times ------------------------------------------------------------------------
+
+TEST(BaselineHandWorked, RingAllReduceOnRing8) {
+  // 2 x 7 steps, each one chunk of 1 MiB / 8 = 128 KiB to the ring successor.
+  const Algorithm a = run(Baseline::kRing, "ring:8", CollectiveKind::kAllReduce, 1 << 20);
+  EXPECT_EQ(a.collective_time, 14 * step(131072));
+  EXPECT_NEAR(to_micros(a.collective_time), 41.1796875, 1e-4);  // 14 ps of rounding
+  EXPECT_EQ(a.synthesizer, "ring");
+  EXPECT_EQ(a.transfers().size(), 2u * 7 * 8);
+}
+
+TEST(BaselineHandWorked, DirectAllGatherOnFc8) {
+  const Algorithm a = run(Baseline::kDirect, "fc:8", CollectiveKind::kAllGather, 1 << 20);
+  EXPECT_EQ(a.collective_time, step(131072));
+  EXPECT_NEAR(to_micros(a.collective_time), 2.94140625, 1e-5);
+  EXPECT_EQ(a.transfers().size(), 56u);
+}
+
+TEST(BaselineHandWorked, RhdAllReduceOnHypercube8) {
+  // Halving: 512, 256, 128 KiB; doubling: 128, 256, 512 KiB.
+  const Time expected = 2 * (step(512 * 1024) + step(256 * 1024) + step(128 * 1024));
+  const Algorithm a = run(Baseline::kRhd, "hypercube:8", CollectiveKind::kAllReduce, 1 << 20);
+  EXPECT_EQ(a.collective_time, expected);
+  EXPECT_NEAR(to_micros(a.collective_time), 37.1796875, 1e-5);
+  EXPECT_EQ(a.transfers().size(), 6u * 8);
+  EXPECT_EQ(a.synthesizer, "rhd");
+}
+
+TEST(BaselineHandWorked, HierarchicalAllReduceOnHypercube8IsRhd) {
+  // Three dimensions of two: a ring of two per dimension is the rhd exchange.
+  const Time expected = 2 * (step(512 * 1024) + step(256 * 1024) + step(128 * 1024));
+  const Algorithm a =
+      run(Baseline::kHierarchical, "hypercube:8", CollectiveKind::kAllReduce, 1 << 20);
+  EXPECT_EQ(a.collective_time, expected);
+}
+
+TEST(BaselineHandWorked, RingAllGatherPipelinesPieces) {
+  // K = 2: 2 x 7 steps of 64 KiB.
+  const Algorithm a = run(Baseline::kRing, "ring:8", CollectiveKind::kAllGather, 1 << 20, 2);
+  EXPECT_EQ(a.collective_time, 14 * step(65536));
+}
+
+TEST(BaselineHandWorked, HierarchicalAllReduceOnRing4Fc2) {
+  // ring:4,fc:2 (8 NPUs): ring RS over 4 (3 steps of 1/8 MiB... per member: blocks of 2
+  // chunks = 256 KiB), then direct RS over 2 (one 128 KiB... see below), AG in reverse.
+  // Dimension 0 (ring of 4): each step moves one class = 2 chunks of 128 KiB = 256 KiB.
+  // Dimension 1 (fc of 2): one exchange of 1 chunk = 128 KiB.
+  const Time expected = 2 * (3 * step(262144) + step(131072));
+  const Algorithm a =
+      run(Baseline::kHierarchical, "ring:4,fc:2", CollectiveKind::kAllReduce, 1 << 20);
+  EXPECT_EQ(a.collective_time, expected);
+}
+
+TEST(BaselineHandWorked, DbtBroadcastOnFc) {
+  // fc:4, root 0, K = 2: each tree (over NPUs 1..3) carries one chunk of 512 KiB. Tree 0 over
+  // ranks {0,1,2} (NPUs 1,2,3) is 0 -> 1 -> {... }; depth at most 3 below the root.
+  const Topology topology = make("fc:4");
+  const Collective c = Collective::make(CollectiveKind::kBroadcast, 4, 1 << 20, 2);
+  const Algorithm a = synthesize_baseline(Baseline::kDbt, topology, c, LinkModel::kTacos, "fc:4");
+  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_GE(a.collective_time, 2 * step(524288));
+}
+
+TEST(BaselineHandWorked, DbtAllReduceOnFc8) {
+  // 8 chunks of 128 KiB, 4 per tree; tree 0: 0 - 4 - {2, 6} - {1, 3, 5, 7} (depth 3), tree 1 its
+  // mirror, on disjoint links. Reduce: chunk q leaves the leaves at step q and reaches the root
+  // after step q + 2; broadcast from step q + 3 to q + 5: 3 + 3 + 3 steps for chunk 3.
+  const Algorithm a = run(Baseline::kDbt, "fc:8", CollectiveKind::kAllReduce, 1 << 20);
+  EXPECT_EQ(a.collective_time, 9 * step(131072));
+}
+
+TEST(BaselineHandWorked, RingAllToAllOnRing8) {
+  // Step h: every NPU forwards one message of 7 - h chunks of 1 MiB / 8 = 128 KiB.
+  Time expected = 0;
+  for (int h = 0; h < 7; ++h) expected += step((7 - h) * 131072);
+  const Algorithm a = run(Baseline::kRing, "ring:8", CollectiveKind::kAllToAll, 1 << 20);
+  EXPECT_EQ(a.collective_time, expected);
+  EXPECT_EQ(a.transfers().size(), 8u * 7);
+}
+
+TEST(BaselineHandWorked, RingGatherOnRing8) {
+  // The link into the root carries 7 chunks of 128 KiB back to back.
+  const Algorithm a = run(Baseline::kRing, "ring:8", CollectiveKind::kGather, 1 << 20);
+  EXPECT_EQ(a.collective_time, 7 * step(131072));
+}
+
+TEST(BaselineRelays, DirectCopiesRelayPlainly) {
+  // Direct all-gather on ring:8: every pair's message is relayed over its shortest path:
+  // 8 x (1 + 1 + 2 + 2 + 3 + 3 + 4) hops.
+  const Algorithm a = run(Baseline::kDirect, "ring:8", CollectiveKind::kAllGather, 1 << 20);
+  EXPECT_EQ(a.transfers().size(), 8u * 16);
+  for (const Transfer& t : a.transfers()) EXPECT_FALSE(t.reduce);
+}
+
+TEST(BaselineRelays, DirectPartialSumsCombineAtRelays) {
+  // Direct reduce-scatter on ring:8: partial sums meeting at a relay are summed there, so each
+  // NPU sends each other NPU's chunk once: 8 x 7 single-chunk reduce transfers.
+  const Topology topology = make("ring:8");
+  const Algorithm a = run(Baseline::kDirect, "ring:8", CollectiveKind::kReduceScatter, 1 << 20);
+  EXPECT_EQ(a.transfers().size(), 8u * 7);
+  for (const Transfer& t : a.transfers()) EXPECT_TRUE(t.reduce);
+  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  EXPECT_TRUE(v.ok) << v.error;
+}
+
+TEST(BaselineTwoNpus, EveryBaselineOnTwo) {
+  for (const std::string spec : {"ring:2", "fc:2", "hypercube:2"}) {
+    const Topology topology = make(spec);
+    for (Baseline baseline : kAllBaselines)
+      for (CollectiveKind kind : kAllKinds) {
+        const Collective collective = Collective::make(kind, 2, 1 << 20, 2, {}, 1);
+        if (baseline_inapplicable(baseline, topology, collective, spec)) continue;
+        const Algorithm a =
+            synthesize_baseline(baseline, topology, collective, LinkModel::kTacos, spec);
+        const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+        EXPECT_TRUE(v.ok) << to_string(baseline) << " " << to_string(kind) << " on " << spec << ": "
+                          << v.error;
+      }
+  }
+}
+
+// ---- Every baseline, every collective, every topology -----------------------------------------
+
+struct SweepCase {
+  std::string spec;
+  LinkModel model;
+};
+
+class BaselineSweep : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(BaselineSweep, VerifiesOrSaysWhyNot) {
+  const SweepCase& param = GetParam();
+  const Topology topology = make(param.spec);
+  for (Baseline baseline : kAllBaselines)
+    for (CollectiveKind kind : kAllKinds)
+      for (int k : {1, 2}) {
+        const NpuId root = has_root(kind) ? topology.npus() / 2 + 1 : 0;
+        const Collective collective = Collective::make(kind, topology.npus(), 3 << 20, k, {}, root);
+        const std::string what = to_string(baseline) + " " + to_string(kind) +
+                                 " K=" + std::to_string(k) + " on " + param.spec + " (" +
+                                 to_string(param.model) + ")";
+        const auto reason = baseline_inapplicable(baseline, topology, collective, param.spec);
+        if (reason) {
+          EXPECT_FALSE(reason->empty()) << what;
+          EXPECT_THROW(synthesize_baseline(baseline, topology, collective, param.model, param.spec),
+                       Error)
+              << what;
+          continue;
+        }
+        Algorithm algorithm;
+        ASSERT_NO_THROW(algorithm = synthesize_baseline(baseline, topology, collective, param.model,
+                                                        param.spec))
+            << what;
+        EXPECT_EQ(algorithm.synthesizer, to_string(baseline)) << what;
+        EXPECT_EQ(algorithm.link_model, param.model) << what;
+        const VerifyResult check = verify_algorithm(algorithm, topology, param.model);
+        EXPECT_TRUE(check.ok) << what << ": " << check.error;
+        EXPECT_EQ(check.collective_time, algorithm.collective_time) << what;
+        const SimulationResult sim = simulate(algorithm, topology, param.model);
+        EXPECT_EQ(sim.collective_time, algorithm.collective_time) << what;
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BaselineTopologies, BaselineSweep,
+    ::testing::Values(
+        SweepCase{"ring:8", LinkModel::kTacos}, SweepCase{"ring:8", LinkModel::kAstra},
+        SweepCase{"mesh2d:4x4", LinkModel::kTacos}, SweepCase{"mesh2d:4x4", LinkModel::kAstra},
+        SweepCase{"torus2d:4x4", LinkModel::kTacos}, SweepCase{"torus2d:4x4", LinkModel::kAstra},
+        SweepCase{"fc:8", LinkModel::kTacos}, SweepCase{"fc:8", LinkModel::kAstra},
+        SweepCase{"switch:8", LinkModel::kTacos}, SweepCase{"switch:8", LinkModel::kAstra},
+        SweepCase{"hypercube:16", LinkModel::kTacos}, SweepCase{"hypercube:16", LinkModel::kAstra},
+        SweepCase{"ring:4,fc:2,switch:2", LinkModel::kTacos},
+        SweepCase{"ring:4,fc:2,switch:2", LinkModel::kAstra},
+        // Beyond the list: no Hamiltonian cycle, odd N, a unidirectional
+        // ring, a 3D mesh.
+        SweepCase{"mesh2d:3x3", LinkModel::kTacos}, SweepCase{"ring:6", LinkModel::kTacos},
+        SweepCase{"uniring:5", LinkModel::kAstra}, SweepCase{"mesh3d:2x3x2", LinkModel::kTacos},
+        SweepCase{"ring:3,uniring:3", LinkModel::kTacos}),
+    [](const ::testing::TestParamInfo<SweepCase>& info) {
+      std::string name = info.param.spec + "_" + to_string(info.param.model);
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+// ---- Subsets ----------------------------------------------------------------------------------
+
+TEST(BaselineSubsets, RingAndDirectVerifyOnSubsets) {
+  struct Case {
+    std::string spec;
+    std::vector<NpuId> members;
+  };
+  const Case cases[] = {{"ring:8", {0, 2, 5, 7}},
+                        {"ring:8", {1, 2, 3}},
+                        {"mesh2d:4x4", {0, 5, 6, 9, 15}},
+                        {"torus2d:4x4", {1, 4, 11, 14}},
+                        {"hypercube:16", {0, 3, 5, 6, 9, 10, 12, 15}}};
+  for (const Case& c : cases) {
+    const Topology topology = make(c.spec);
+    for (Baseline baseline : kAllBaselines)
+      for (CollectiveKind kind : kAllKinds)
+        for (LinkModel model : {LinkModel::kTacos, LinkModel::kAstra}) {
+          const Collective collective =
+              Collective::make(kind, topology.npus(), 1 << 20, 2, c.members, c.members.back());
+          const std::string what = to_string(baseline) + " " + to_string(kind) + " on " + c.spec +
+                                   " subset of " + std::to_string(c.members.size());
+          const auto reason = baseline_inapplicable(baseline, topology, collective, c.spec);
+          if (baseline == Baseline::kRing || baseline == Baseline::kDirect) {
+            EXPECT_FALSE(reason) << what;
+          }
+          if (reason) continue;
+          Algorithm algorithm;
+          ASSERT_NO_THROW(algorithm =
+                              synthesize_baseline(baseline, topology, collective, model, c.spec))
+              << what;
+          const VerifyResult check = verify_algorithm(algorithm, topology, model);
+          EXPECT_TRUE(check.ok) << what << ": " << check.error;
+        }
+  }
+}
+
+TEST(BaselineSubsets, RingRelaysThroughNonMembers) {
+  // Members 0, 2, 4, 6 of ring:8: every ring edge is two hops through an odd NPU.
+  const Topology topology = make("ring:8");
+  const Collective collective =
+      Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 1, {0, 2, 4, 6});
+  const Algorithm a =
+      synthesize_baseline(Baseline::kRing, topology, collective, LinkModel::kTacos, "ring:8");
+  EXPECT_EQ(a.transfers().size(), 4u * 3 * 2);
+  // Three logical steps of two hops, 256 KiB each.
+  EXPECT_EQ(a.collective_time, 6 * step(262144));
+}
+
+// ---- Inapplicable -----------------------------------------------------------------------------
+
+TEST(BaselineInapplicable, Reasons) {
+  const Topology ring6 = make("ring:6");
+  const Collective ar6 = Collective::make(CollectiveKind::kAllReduce, 6, 1 << 20, 1);
+  EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring6, ar6, "ring:6"),
+            "rhd needs a power-of-two NPU count (N = 6)");
+  EXPECT_THROW(synthesize_baseline(Baseline::kRhd, ring6, ar6, LinkModel::kTacos, "ring:6"), Error);
+
+  const Topology ring8 = make("ring:8");
+  const Collective bc = Collective::make(CollectiveKind::kBroadcast, 8, 1 << 20, 1);
+  EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring8, bc, "ring:8"),
+            "rhd is defined for all-gather, reduce-scatter and all-reduce, not broadcast");
+  const Collective ag = Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 1);
+  EXPECT_EQ(baseline_inapplicable(Baseline::kDbt, ring8, ag, "ring:8"),
+            "dbt is defined for all-reduce, broadcast and reduce, not all-gather");
+  const Collective ar8 = Collective::make(CollectiveKind::kAllReduce, 8, 1 << 20, 1);
+  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, ring8, ar8, "ring:8"),
+            "hierarchical needs two or more dimensions of size > 1; 'ring:8' has 1");
+  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, ring8, ar8, "examples/ring8.yaml"),
+            "hierarchical needs the dimensions of a generator topology (such as ring:4,fc:8 or "
+            "torus2d:4x4); 'examples/ring8.yaml' has none");
+  const Collective sub = Collective::make(CollectiveKind::kAllReduce, 8, 1 << 20, 1, {0, 1, 2, 3});
+  const Topology t24 = make("ring:2,ring:4");
+  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, t24, sub, "ring:2,ring:4"),
+            "hierarchical needs every NPU of the topology in the collective (4 of 8 selected)");
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kHierarchical, t24, ar8, "ring:2,ring:4"));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kRing, ring6, ar6, "ring:6"));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kDirect, ring6, ar6, "ring:6"));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kDbt, ring6, ar6, "ring:6"));
+}
+
+// ---- Building blocks --------------------------------------------------------------------------
+
+TEST(BaselineRingOrder, HamiltonianCycles) {
+  for (const std::string spec : {"ring:8", "mesh2d:4x4", "torus2d:4x4", "fc:8", "switch:8",
+                                 "hypercube:16", "ring:4,fc:2,switch:2", "torus2d:16x16",
+                                 "mesh2d:8x8", "torus3d:4x4x4", "hypercube:64", "mesh2d:3x4"}) {
+    const Topology topology = make(spec);
+    const std::vector<NpuId> cycle = detail::hamiltonian_cycle(topology);
+    ASSERT_EQ(static_cast<int>(cycle.size()), topology.npus()) << spec;
+    std::vector<NpuId> sorted = cycle;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < topology.npus(); ++i) ASSERT_EQ(sorted[i], i) << spec;
+    for (std::size_t i = 0; i < cycle.size(); ++i)
+      EXPECT_GE(topology.find_link(cycle[i], cycle[(i + 1) % cycle.size()]), 0) << spec;
+  }
+  // A 3x3 mesh is bipartite with an odd number of NPUs: no cycle; the ring falls back.
+  EXPECT_TRUE(detail::hamiltonian_cycle(make("mesh2d:3x3")).empty());
+  const Topology ring8 = make("ring:8");
+  std::vector<NpuId> identity(8);
+  std::iota(identity.begin(), identity.end(), 0);
+  EXPECT_EQ(detail::hamiltonian_cycle(ring8), identity);
+}
+
+TEST(BaselineRingOrder, SnakeCycles) {
+  for (const std::string spec :
+       {"mesh2d:16x16", "mesh2d:3x4", "mesh2d:4x3", "mesh3d:3x3x4", "mesh3d:4x3x3", "torus2d:5x4",
+        "hypercube:32", "ring:4,fc:2,switch:2", "ring:3,fc:3,switch:2"}) {
+    const Topology topology = make(spec);
+    const std::vector<NpuId> cycle = detail::snake_cycle(detail::generator_dimensions(spec));
+    ASSERT_EQ(static_cast<int>(cycle.size()), topology.npus()) << spec;
+    std::vector<NpuId> sorted = cycle;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < topology.npus(); ++i) ASSERT_EQ(sorted[i], i) << spec;
+    for (std::size_t i = 0; i < cycle.size(); ++i)
+      EXPECT_GE(topology.find_link(cycle[i], cycle[(i + 1) % cycle.size()]), 0) << spec;
+  }
+  EXPECT_TRUE(detail::snake_cycle(detail::generator_dimensions("mesh3d:3x3x3")).empty());
+  EXPECT_TRUE(detail::snake_cycle(detail::generator_dimensions("uniring:4,ring:2")).empty());
+  EXPECT_TRUE(detail::snake_cycle(detail::generator_dimensions("ring:8")).empty());
+  // The ring baseline on a 16x16 mesh runs over the snake: 2 x 255 steps of one chunk.
+  const Algorithm a = run(Baseline::kRing, "mesh2d:16x16", CollectiveKind::kAllGather, 256 << 10);
+  EXPECT_EQ(a.collective_time, 255 * step(1024));
+}
+
+TEST(BaselineDimensions, FromSpecs) {
+  using W = detail::GeneratorDimension::Wiring;
+  auto dims = detail::generator_dimensions("ring:4,fc:8,switch:4");
+  ASSERT_EQ(dims.size(), 3u);
+  EXPECT_EQ(dims[0].wiring, W::kRing);
+  EXPECT_EQ(dims[1].size, 8);
+  EXPECT_EQ(dims[2].wiring, W::kSwitch);
+  dims = detail::generator_dimensions("torus2d:4x2");
+  ASSERT_EQ(dims.size(), 2u);
+  EXPECT_EQ(dims[0].size, 4);
+  EXPECT_EQ(dims[1].wiring, W::kRing);
+  EXPECT_EQ(detail::generator_dimensions("mesh3d:2x3x4").size(), 3u);
+  EXPECT_EQ(detail::generator_dimensions("hypercube:16").size(), 4u);
+  EXPECT_TRUE(detail::generator_dimensions("topology.yaml").empty());
+  EXPECT_TRUE(detail::generator_dimensions("dgx-a100:2").empty());
+  EXPECT_TRUE(detail::generator_dimensions("ring:x").empty());
+}
+
+}  // namespace
+}  // namespace tacos
