@@ -1,66 +1,14 @@
 // End-to-end tests of the `tacos` command: JSON contract, determinism, bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
+
+#include "cli_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("tacos_cli_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-RunResult run_tacos(const std::string& args) {
-  // ctest runs tests in parallel processes: one stderr file per process and call.
-  static int calls = 0;
-  const fs::path err_file = fs::path(::testing::TempDir()) /
-                            ("tacos_cli_stderr_" + std::to_string(getpid()) + "_" +
-                             std::to_string(++calls) + ".txt");
-  const std::string command =
-      std::string(TACOS_CLI_PATH) + " " + args + " 2>" + err_file.string();
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.err = read_file(err_file);
-  fs::remove(err_file);
-  return result;
-}
-
-fs::path write_temp(const std::string& name, const std::string& text) {
-  const fs::path path = fs::path(::testing::TempDir()) / name;
-  std::ofstream(path) << text;
-  return path;
-}
+using namespace tacos_test;
 
 TEST(Cli, SynthesizeJsonHasTheContractKeys) {
   const RunResult r = run_tacos(

@@ -1,0 +1,124 @@
+// End-to-end: compare, the three file formats through simulate / verify / convert.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "cli_support.h"
+
+namespace {
+
+using namespace tacos_test;
+
+const fs::path kData = TACOS_SHARED_DATA_DIR;
+
+TEST(CliCompare, JsonHasEveryKeyAndSkippedReasons) {
+  const fs::path plot = scratch_dir("compare") / "plot.svg";
+  const RunResult r = run_tacos(
+      "compare --topology ring:8 --collective all-reduce --size 1MiB --json --plot " +
+      plot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 6u);
+  for (const auto& row : j["results"])
+    for (const char* key : {"algorithm", "collective_time_us", "algbw_gbps", "lower_bound_us",
+                            "bound_ratio", "verified", "synthesis_seconds", "skipped_reason"})
+      EXPECT_TRUE(row.contains(key)) << row["algorithm"] << " lacks " << key;
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& row : j["results"]) by_name[row["algorithm"]] = row;
+  // ring All-Reduce on ring:8, 1 MiB: 14 x (0.5 us + 131072 B / 50 GB/s).
+  EXPECT_NEAR(by_name["ring"]["collective_time_us"].get<double>(), 41.1796875, 1e-4);
+  EXPECT_TRUE(by_name["hierarchical"]["collective_time_us"].is_null());
+  EXPECT_FALSE(by_name["hierarchical"]["skipped_reason"].get<std::string>().empty());
+  for (const char* name : {"tacos", "ring", "direct", "rhd", "dbt"})
+    EXPECT_TRUE(by_name[name]["verified"].get<bool>()) << name;
+  EXPECT_LE(by_name["tacos"]["collective_time_us"].get<double>(),
+            by_name["ring"]["collective_time_us"].get<double>());
+  const std::string svg = read_file(plot);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+}
+
+// Every format tacos writes reads back, verifies and simulates to the synthesized time.
+TEST(CliFormats, RoundTripsThroughEveryFormat) {
+  for (const char* collective : {"all-gather", "reduce-scatter", "all-reduce", "all-to-all"}) {
+    const fs::path dir = scratch_dir(std::string("formats_") + collective);
+    const RunResult made = run_tacos(
+        std::string("synthesize --topology torus2d:4x4 --chunks-per-npu 2 --size 8MiB --json "
+                    "--format json,chakra,msccl --collective ") +
+        collective + " --out " + (dir / "out").string());
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const double synthesized = nlohmann::json::parse(made.out)["collective_time_us"];
+    const std::string xml =
+        (dir / "out" / "msccl" / (std::string("tacos_") + collective + ".xml")).string();
+    for (const std::string& file :
+         {(dir / "out" / "algorithm.json").string(), xml, (dir / "out" / "chakra").string()}) {
+      const RunResult sim =
+          run_tacos("simulate --topology torus2d:4x4 --json --algorithm " + file);
+      ASSERT_EQ(sim.exit_code, 0) << file << ": " << sim.err;
+      const auto j = nlohmann::json::parse(sim.out);
+      EXPECT_TRUE(j["verified"].get<bool>()) << file << ": " << j.dump();
+      EXPECT_DOUBLE_EQ(j["collective_time_us"].get<double>(), synthesized) << file;
+    }
+  }
+}
+
+TEST(CliFormats, ConvertJsonToXmlAndBack) {
+  const fs::path dir = scratch_dir("convert");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 4MiB --out " + dir.string()).exit_code,
+            0);
+  const RunResult to_xml = run_tacos("convert --topology ring:4 " +
+                                     (dir / "algorithm.json").string() + " " +
+                                     (dir / "ag.xml").string());
+  ASSERT_EQ(to_xml.exit_code, 0) << to_xml.err;
+  const RunResult back = run_tacos("convert --topology ring:4 " + (dir / "ag.xml").string() +
+                                   " " + (dir / "back.json").string());
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  const RunResult check =
+      run_tacos("verify --topology ring:4 --algorithm " + (dir / "back.json").string());
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+}
+
+TEST(CliFormats, VerifyRejectsAnAlteredSample) {
+  const fs::path sample = kData / "msccl" / "allreduce_ring_3gpus.xml";
+  if (!fs::exists(sample)) GTEST_SKIP() << "../shared/data is absent; sample test skipped";
+  std::string xml = read_file(sample);
+  const std::size_t at = xml.find("type=\"rrcs\"");
+  ASSERT_NE(at, std::string::npos);
+  xml.replace(at, 11, "type=\"rcs\"");
+  const fs::path altered = write_temp("altered_ring3.xml", xml);
+  const RunResult r =
+      run_tacos("verify --topology ring:3 --size 3MiB --algorithm " + altered.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("lacks the contribution"), std::string::npos) << r.err;
+  const RunResult good =
+      run_tacos("verify --topology ring:3 --size 3MiB --algorithm " + sample.string());
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+}
+
+TEST(CliFormats, SimulatesTheChakraSample) {
+  const fs::path sample = kData / "chakra" / "custom_ring_allreduce_8npus";
+  if (!fs::exists(sample)) GTEST_SKIP() << "../shared/data is absent; sample test skipped";
+  const RunResult r = run_tacos("simulate --topology ring:8 --link-model astra --json --algorithm " +
+                                sample.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // 14 ring steps of 0.5 us + 131072 B / 50 GB/s, and 7 reductions of 7 us.
+  EXPECT_NEAR(j["collective_time_us"].get<double>(), 14 * (0.5 + 2.441407) + 7 * 7.0, 1e-4);
+  EXPECT_FALSE(j["verified"].get<bool>());  // other producers record no chunk identity
+}
+
+TEST(CliFormats, BadFilesFailCleanly) {
+  const fs::path garbage = write_temp("garbage.0.et", "not a protobuf at all");
+  const RunResult r = run_tacos("simulate --topology ring:1 --algorithm " +
+                                (garbage.parent_path() / "garbage").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(r.err.empty());
+  const fs::path no_attr =
+      write_temp("noattr.xml", "<algo name=\"x\" ngpus=\"2\"><gpu id=\"0\"/></algo>\n");
+  const RunResult x = run_tacos("verify --topology ring:2 --algorithm " + no_attr.string());
+  EXPECT_NE(x.exit_code, 0);
+  EXPECT_NE(x.err.find("noattr.xml"), std::string::npos) << x.err;
+}
+
+}  // namespace
