@@ -88,25 +88,26 @@ TEST(BaselineHandWorked, RingAllGatherPipelinesPieces) {
 }
 
 TEST(BaselineHandWorked, HierarchicalAllReduceOnRing4Fc2) {
-  // ring:4,fc:2 (8 NPUs): ring RS over 4 (3 steps of 1/8 MiB... per member: blocks of 2
-  // chunks = 256 KiB), then direct RS over 2 (one 128 KiB... see below), AG in reverse.
-  // Dimension 0 (ring of 4): each step moves one class = 2 chunks of 128 KiB = 256 KiB.
-  // Dimension 1 (fc of 2): one exchange of 1 chunk = 128 KiB.
+  // ring:4,fc:2 (8 NPUs, chunks of 128 KiB). Dimension 0, a ring of 4: 3 steps, each moving
+  // one block of 2 chunks (256 KiB); dimension 1, fc of 2: one exchange of 1 chunk (128 KiB).
+  // The all-gather mirrors it.
   const Time expected = 2 * (3 * step(262144) + step(131072));
   const Algorithm a =
       run(Baseline::kHierarchical, "ring:4,fc:2", CollectiveKind::kAllReduce, 1 << 20);
   EXPECT_EQ(a.collective_time, expected);
 }
 
-TEST(BaselineHandWorked, DbtBroadcastOnFc) {
-  // fc:4, root 0, K = 2: each tree (over NPUs 1..3) carries one chunk of 512 KiB. Tree 0 over
-  // ranks {0,1,2} (NPUs 1,2,3) is 0 -> 1 -> {... }; depth at most 3 below the root.
+TEST(BaselineHandWorked, DbtBroadcastOnFc4) {
+  // Root 0, K = 2 chunks of 512 KiB, one per tree; both trees over NPUs 1..3 (ranks 0..2) hang
+  // below the root. Tree 0 (ranks 0 - 2 - 1): 0 -> 1 -> 3 -> 2; tree 1 (ranks shifted by one):
+  // 0 -> 2 -> 1 -> 3. Three levels, the trees' transfers at each level on distinct links.
   const Topology topology = make("fc:4");
   const Collective c = Collective::make(CollectiveKind::kBroadcast, 4, 1 << 20, 2);
   const Algorithm a = synthesize_baseline(Baseline::kDbt, topology, c, LinkModel::kTacos, "fc:4");
   const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
   ASSERT_TRUE(v.ok) << v.error;
-  EXPECT_GE(a.collective_time, 2 * step(524288));
+  EXPECT_EQ(a.transfers().size(), 6u);
+  EXPECT_EQ(a.collective_time, 3 * step(524288));
 }
 
 TEST(BaselineHandWorked, DbtAllReduceOnFc8) {

@@ -183,3 +183,24 @@ TEST(Collectives, BadGroupsAndRoots) {
 
 }  // namespace
 }  // namespace tacos
+
+namespace tacos {
+namespace {
+
+// --time-only keeps no transfers; it must report the full mode's time for the same seed.
+TEST(Collectives, TimeOnlyMatchesFullModeOnTorus32x32) {
+  const Topology t = make("torus2d:32x32");
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
+    const Collective c = Collective::make(kind, t.npus(), Bytes{64} << 20, 1);
+    SynthesisOptions full;
+    SynthesisOptions fast;
+    fast.keep_transfers = false;
+    const SynthesisResult a = synthesize_tacos(t, c, full);
+    const SynthesisResult b = synthesize_tacos(t, c, fast);
+    EXPECT_EQ(a.collective_time, b.collective_time) << to_string(kind);
+    EXPECT_TRUE(b.algorithm.transfers().empty());
+  }
+}
+
+}  // namespace
+}  // namespace tacos

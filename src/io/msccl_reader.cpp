@@ -6,8 +6,9 @@
 // ignored); <gpu> needs id, i_chunks, o_chunks, s_chunks; <tb> needs id, send, recv, chan; <step>
 // needs type, and srcbuf/srcoff when it reads a local source (s, rrs, rrc, rrcs, cpy, re),
 // dstbuf/dstoff when it stores (r, rcs, rrc, rrcs, cpy, re); SCCL's newer buf/off stand in for
-// either. cnt defaults to 1, depid/deps to -1, hasdep to 0, s to the step's position (when given
-// it must equal it). coll may be spelled reducescatter or reduce_scatter.
+// either. cnt defaults to 1, depid/deps to -1, hasdep to 0. Steps are numbered by their position
+// in the thread block, as the executor counts them (the s attribute is not needed). coll may be
+// spelled reducescatter or reduce_scatter.
 //
 // Execution (times in picoseconds on `topology`, under the given link model):
 //  - each thread block runs its steps in order; a step starts when the previous one is done and
@@ -28,11 +29,12 @@
 // set (reductions). A transfer is a reduce transfer when its receive step reduces (rrs, rrc,
 // rrcs); a plain receive (r, rcs) of a partial is a copy when it overwrites data of the same
 // chunk or the partial overlaps what the receiver holds, and a reduce transfer when it stages a
-// disjoint partial into an empty slot (MSCCLang's all-pairs All-Reduce reduces such staged
-// partials locally with `re`). tacos keeps one value per NPU and chunk (verify's model); the
-// reader tracks that model alongside and throws when the file departs from it (a message
-// carrying a partial that differs from the sender's tacos value, or a destination whose output
-// slot and tacos value disagree on being complete), so that verify_algorithm judges the file
+// disjoint partial into a slot holding nothing of that chunk (MSCCLang's all-pairs All-Reduce
+// reduces such staged partials locally with `re`). tacos's model changes when a message
+// arrives, the slots when its receive step runs. tacos keeps one value per NPU and chunk (verify's
+// model); the reader tracks that model alongside and throws when the file departs from it (a
+// message carrying a partial that differs from the sender's tacos value, or a destination whose
+// output slot and tacos value disagree on being complete), so that verify_algorithm judges the file
 // itself. What the model agrees on but is incomplete (e.g. a lost contribution) is left for
 // verify to report.
 #include <algorithm>
@@ -360,11 +362,6 @@ class Reader {
         fail_at(s.line, "gpu " + std::to_string(gpu) + " tb " + std::to_string(tb.id) + " step " +
                             std::to_string(index) + ": unknown step type '" + type +
                             "' (expected s, r, rcs, rrs, rrc, rrcs, cpy, re or nop)");
-      const std::int64_t position = integer(sx, "s", false, index, 0, 1 << 20);
-      if (position != index)
-        fail_at(s.line, "gpu " + std::to_string(gpu) + " tb " + std::to_string(tb.id) +
-                            ": step s=\"" + std::to_string(position) + "\" is step " +
-                            std::to_string(index) + " in document order");
       const TypeInfo& info = *s.info;
       if (info.type != StepType::kNop)
         s.cnt = static_cast<int>(integer(sx, "cnt", false, 1, 1, 1 << 20));
@@ -446,8 +443,8 @@ class Reader {
       if (tb.recv >= 0) claim(receiver, tb.recv, "receives from");
     }
     // Pair the k-th send of (u -> v, channel) with the k-th receive.
-    for (const auto& [k, t] : sender) {
-      const ThreadBlock& stb = tbs_[t];
+    for (const ThreadBlock& stb : tbs_) {
+      if (stb.send < 0) continue;
       const auto rit = receiver.find(pair_key(stb.send, stb.gpu, stb.chan));
       std::vector<int> sends, recvs;
       for (int i = 0; i < stb.num_steps; ++i)
@@ -508,19 +505,6 @@ class Reader {
                          std::to_string(tb.gpu) +
                          " there: a receive without a matching send (deadlock)");
       }
-    // Deterministic message order (by sender, then step).
-    std::vector<int> order(messages_.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(),
-              [&](int a, int b) { return messages_[a].send_step < messages_[b].send_step; });
-    std::vector<Message> sorted;
-    sorted.reserve(messages_.size());
-    for (int m : order) sorted.push_back(std::move(messages_[m]));
-    messages_ = std::move(sorted);
-    for (std::size_t m = 0; m < messages_.size(); ++m) {
-      steps_[messages_[m].send_step].send_msg = static_cast<int>(m);
-      steps_[messages_[m].recv_step].recv_msg = static_cast<int>(m);
-    }
   }
 
   void resolve_dependencies() {
@@ -573,7 +557,6 @@ class Reader {
 
   void init_values() {
     words_ = (ngpus_ + 63) / 64;
-    full_ = std::make_shared<Bits>(words_, 0);
     {
       Bits bits(words_, 0);
       for (int r = 0; r < ngpus_; ++r) bits[r / 64] |= std::uint64_t{1} << (r % 64);

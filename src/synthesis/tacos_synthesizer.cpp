@@ -198,6 +198,55 @@ TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep) {
   return outcome;
 }
 
+// Reductions are built from a kept copy schedule (reversed, then retimed). Without kept
+// transfers and beyond this many of them, --time-only reports the phases' synthesized times
+// instead: the reversed schedule's time (its retiming can only make it earlier, and on the
+// symmetric topologies measured it does not) and, for All-Reduce, the sum of both phases.
+constexpr double kRetimedTransferLimit = 64e6;
+
+bool phases_only(const Collective& collective, bool keep) {
+  const double n = collective.num_members();
+  return !keep && n * n * collective.chunks_per_npu() > kRetimedTransferLimit;
+}
+
+// All-Reduce as Reduce-Scatter (All-Gather on the transposed topology) plus All-Gather, the two
+// synthesized at the same time on two threads.
+TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transposed,
+                               const Collective& all_reduce, LinkModel model, std::uint64_t seed,
+                               const ProgressCallback& progress) {
+  const Collective reduce_scatter =
+      Collective::make(CollectiveKind::kReduceScatter, all_reduce.topology_npus(),
+                       all_reduce.size(), all_reduce.chunks_per_npu(), all_reduce.members());
+  const Collective all_gather = copy_counterpart(reduce_scatter);
+  const int saved_threads = matcher_threads;
+  matcher_threads = 1;
+  TrialOutcome first;
+  std::exception_ptr failure;
+  std::thread worker([&] {
+    matcher_threads = 1;
+    try {
+      first = run_copy(transposed, all_gather, model, seed, false, {});
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  TrialOutcome second;
+  try {
+    second = run_copy(topology, all_gather, model, seed, false, progress);
+  } catch (...) {
+    worker.join();
+    matcher_threads = saved_threads;
+    throw;
+  }
+  worker.join();
+  matcher_threads = saved_threads;
+  if (failure) std::rethrow_exception(failure);
+  second.time += first.time;
+  second.transfers += first.transfers;
+  second.wasted += first.wasted;
+  return second;
+}
+
 Trial make_trial(const Topology& topology, const Collective& collective,
                  const SynthesisOptions& options) {
   const LinkModel model = options.link_model;
@@ -215,6 +264,11 @@ Trial make_trial(const Topology& topology, const Collective& collective,
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduce: {
       auto transposed = std::make_shared<Topology>(detail::transpose(topology));
+      if (phases_only(collective, keep))
+        return [transposed, &collective, model](std::uint64_t seed,
+                                                const ProgressCallback& progress) {
+          return run_copy(*transposed, copy_counterpart(collective), model, seed, false, progress);
+        };
       return [&topology, transposed, &collective, model, keep](std::uint64_t seed,
                                                                const ProgressCallback& progress) {
         return outcome_of(
@@ -225,6 +279,11 @@ Trial make_trial(const Topology& topology, const Collective& collective,
     case CollectiveKind::kAllReduce: {
       auto transposed = std::make_shared<Topology>(detail::transpose(topology));
       const AllReduceMode mode = options.all_reduce_mode;
+      if (phases_only(collective, keep))
+        return [&topology, transposed, &collective, model](std::uint64_t seed,
+                                                           const ProgressCallback& progress) {
+          return all_reduce_phases(topology, *transposed, collective, model, seed, progress);
+        };
       return [&topology, transposed, &collective, model, keep, mode](
                  std::uint64_t seed, const ProgressCallback& progress) {
         return outcome_of(
