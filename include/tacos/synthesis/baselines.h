@@ -11,22 +11,31 @@
 // detail::compact re-times the whole schedule with the simulator (congestion on shared links
 // included); Algorithm::collective_time is the simulated time.
 //
-// Relays of copies are plain relays. Relays of partial sums cannot be: a device holds one
-// partial per chunk (the verifier's and simulator's model), so a relay that holds its own
-// partial of the chunk, or relays two partials of it, would double count. The reduction phase
-// of a baseline is therefore built as the time reversal of its copy dual (reduce-scatter from
-// all-gather, reduce from broadcast, as TACOS does) on the reversed routes, keeping each
-// device's first delivery of each chunk: without relays the result is exactly the textbook
-// reduction; with relays, partials meeting at a relay are summed there and forwarded once.
+// Relays of copies are plain relays (a relay that already holds the chunk may forward it
+// without waiting for the relayed copy: the simulator's copy rule). Relays of partial sums
+// cannot be plain: a device holds one partial per chunk (the verifier's and simulator's model),
+// so a relay that has its own partial of the chunk, has already sent it, or relays two partials
+// of it would double count or lose one. The reduction phase of a baseline is therefore built as
+// the time reversal of its copy dual (its reduce messages reversed in step order and direction,
+// on the reversed routes, as TACOS derives reduce-scatter from all-gather), keeping each
+// device's first delivery of each chunk. Without relays the result is exactly the textbook
+// reduction; with relays, partials that meet at a relay are summed there and forwarded once
+// (in-network combining), so a routed reduction moves less data than its copy counterpart
+// (e.g. direct reduce-scatter on a torus is much faster than direct all-gather).
 //
 // With K = --chunks-per-npu > 1 every logical step is split into K messages (one per piece),
 // so K = 1 gives the textbook algorithms and larger K pipelines (ring: K x the steps of 1/K).
 //
-//  ring          NCCL-style ring over a Hamiltonian cycle of the NPUs when a bounded search
-//                finds one, else NPU order (members in order for subsets), routed. All-Reduce =
-//                ring reduce-scatter + ring all-gather (2(N-1) steps of size/N); Broadcast and
-//                Reduce pipeline K chunks along the ring from / to the root; Gather and Scatter
-//                relay along the ring (farthest first); All-to-All relays along the ring.
+//  ring          NCCL-style ring over one direction of a Hamiltonian cycle when the collective
+//                spans every NPU: NPU order if it is a cycle, else the snake (boustrophedon)
+//                cycle of the generator spec's dimensions, else a bounded depth-first search;
+//                else (and for subsets) member order, routed. All-Reduce = ring reduce-scatter +
+//                ring all-gather (2(N-1) steps of size/N); Broadcast and Reduce pipeline K
+//                chunks along the ring from / to the root; Gather: every NPU's chunks travel the
+//                ring to the root (each link sends its own first, then those from one further
+//                back, ...); Scatter: the root sends the farthest NPU's chunks first, each NPU
+//                passes on the rest; All-to-All: ring relay, on its h-th hop one message with
+//                the chunks still going further.
 //  direct        every NPU sends to every other (routed): All-Gather, Reduce-Scatter, All-Reduce
 //                (direct RS + direct AG), All-to-All; Broadcast and Scatter from the root, Gather
 //                and Reduce to the root.
