@@ -44,6 +44,7 @@
 
 #include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
+#include "tacos/common/xml_escape.h"
 #include "tacos/io/msccl_xml.h"
 
 namespace tacos {
@@ -130,33 +131,7 @@ void put_attr(std::string& out, const char* name, std::string_view value) {
   out += ' ';
   out += name;
   out += "=\"";
-  for (const char ch : value) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      default:
-        out += ch;
-    }
-  }
+  out += xml_escape(std::string(value));
   out += '"';
 }
 

@@ -160,36 +160,6 @@ Time busy_time(std::vector<std::pair<Time, Time>> intervals, Time limit) {
 
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // Control characters other than tab and newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n')
-          out += ' ';
-        else
-          out += ch;
-    }
-  }
-  return out;
-}
 
 std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) {
   check_algorithm(algorithm, topology);

@@ -2,6 +2,8 @@
 // Pictures of algorithms and numbers as standalone SVG (no scripts, no external resources).
 // Output is deterministic: equal inputs give byte-identical text.
 #include <string>
+
+#include "tacos/common/xml_escape.h"
 #include <utility>
 #include <vector>
 
@@ -37,7 +39,5 @@ std::string bar_chart_svg(const std::string& title,
 // A minimal standalone HTML page holding `svg` (as returned above) under `title`.
 std::string wrap_html(const std::string& svg, const std::string& title);
 
-// Text with &, <, >, " and ' escaped for XML/HTML content and attribute values.
-std::string xml_escape(const std::string& text);
 
 }  // namespace tacos
