@@ -476,6 +476,72 @@ void GreedyMatcher::prefetch_link(LinkId link) const {
   logs_.prefetch(links_[link].src, cursor_[link]);
 }
 
+void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < bucket.size(); ++i) {
+    if (i + kAhead < bucket.size() && !(bucket[i + kAhead] & kFreeEventBit)) {
+      const Flight& ahead = flights_[bucket[i + kAhead]];
+      if (!unicast_) has_.prefetch(links_[ahead.link].dst, ahead.chunk);
+    }
+    if (!(bucket[i] & kFreeEventBit)) handle_arrival(bucket[i], now);
+  }
+}
+
+// The arrivals of a large round for an all-NPU copy collective with uniform in-links: nothing
+// is ever wasted, and an arrival touches only its receiver (bits, log, idle out-links), so the
+// bucket is split at an NPU boundary between two threads. Links to re-match are gathered per
+// thread and appended in bucket order, exactly as arrive() would queue them.
+void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now) {
+  auto receiver = [&](std::size_t i) {
+    return (bucket[i] & kFreeEventBit) ? -1 : links_[flights_[bucket[i]].link].dst;
+  };
+  std::size_t split = bucket.size() / 2;
+  while (split < bucket.size() && receiver(split) == receiver(split - 1)) ++split;
+  std::int64_t delivered[2] = {0, 0};
+  auto run_range = [&](std::size_t begin, std::size_t end, std::vector<LinkId>& queued,
+                       std::int64_t& count) {
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (i + kAhead < end && !(bucket[i + kAhead] & kFreeEventBit)) {
+        const Flight& ahead = flights_[bucket[i + kAhead]];
+        has_.prefetch(links_[ahead.link].dst, ahead.chunk);
+      }
+      if (bucket[i] & kFreeEventBit) continue;
+      const Flight& flight = flights_[bucket[i]];
+      const NpuId v = links_[flight.link].dst;
+      if (model_ == LinkModel::kTacos && link_state_[flight.link] != LinkState::kQueued) {
+        link_state_[flight.link] = LinkState::kQueued;
+        queued.push_back(flight.link);
+      }
+      has_.set(v, flight.chunk);
+      ++count;
+      logs_.push(v, flight.chunk);
+      for (LinkId l : idle_out_[v])
+        if (link_state_[l] == LinkState::kIdle) {
+          link_state_[l] = LinkState::kQueued;
+          queued.push_back(l);
+        }
+      idle_out_[v].clear();
+    }
+  };
+  outputs_[1].idle.clear();
+  std::thread helper(
+      [&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
+  run_range(0, split, queued_, delivered[0]);
+  helper.join();
+  queued_.insert(queued_.end(), outputs_[1].idle.begin(), outputs_[1].idle.end());
+  for (std::uint32_t event : bucket)
+    if (!(event & kFreeEventBit)) free_flights_.push_back(event);
+  const std::int64_t count = delivered[0] + delivered[1];
+  if (count > 0) {
+    const std::int64_t old_remaining = remaining_;
+    remaining_ -= count;
+    finish_time_ = now;
+    if (progress_ && total_needed_ > 0 && (old_remaining >> 16) != (remaining_ >> 16))
+      progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
+  }
+}
+
 void GreedyMatcher::run() {
   seed_initial_holdings();
   for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) queue_link(l);
@@ -486,14 +552,10 @@ void GreedyMatcher::run() {
     auto node = events_.extract(events_.begin());
     now = node.key();
     std::vector<std::uint32_t>& bucket = node.mapped();
-    constexpr std::size_t kAhead = 8;
-    for (std::size_t i = 0; i < bucket.size(); ++i) {
-      if (i + kAhead < bucket.size() && !(bucket[i + kAhead] & kFreeEventBit)) {
-        const Flight& ahead = flights_[bucket[i + kAhead]];
-        if (!unicast_) has_.prefetch(links_[ahead.link].dst, ahead.chunk);
-      }
-      if (!(bucket[i] & kFreeEventBit)) handle_arrival(bucket[i], now);
-    }
+    if (match_threads_ > 1 && bucket.size() >= kParallelBatch)
+      arrive_in_parallel(bucket, now);
+    else
+      arrive(bucket, now);
     for (std::uint32_t event : bucket)
       if (event & kFreeEventBit) queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
     bucket.clear();

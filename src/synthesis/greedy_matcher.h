@@ -82,6 +82,8 @@ class GreedyMatcher {
   void seed_initial_holdings();
   void schedule(Time time, std::uint32_t event);
   void handle_arrival(std::uint32_t flight_index, Time now);
+  void arrive(const std::vector<std::uint32_t>& bucket, Time now);
+  void arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now);
   void deliver(NpuId npu, ChunkId chunk, Time now);
   void queue_link(LinkId link);
   void match_queued_links(Time now);
