@@ -30,7 +30,8 @@ Topology TopologyOptions::load() const {
 void SynthesisFlags::add_to(CLI::App& command) {
   command
       .add_option("--chunks-per-npu", chunks_per_npu,
-                  "Chunks each NPU's share is split into (K); chunk = size / (N*K) bytes")
+                  "Chunks each NPU's share is split into (K); chunk = size / (N*K) bytes "
+                  "(Broadcast, Reduce: size / K)")
       ->capture_default_str();
   command.add_option("--seed", seed, "Random seed of the synthesizer")->capture_default_str();
   command

@@ -90,8 +90,11 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   if (unicast_ || relays_) compute_distances();
   logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
-  if (!unicast_ && !relays_)
+  if (!unicast_ && !relays_) {
     logs_.reserve_each(chunks_);
+    // Each NPU receives every chunk it lacks exactly once (plus rare overtaken copies).
+    if (keep_transfers_) records_.reserve(static_cast<std::size_t>(npus_ - 1) * chunks_);
+  }
   cursor_.assign(links, 0);
   window_.assign(static_cast<std::size_t>(links) * window_capacity_, WindowSlot{0, 0});
   window_size_.assign(links, 0);
