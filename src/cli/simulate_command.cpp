@@ -72,13 +72,8 @@ Outcome run_file(const FileRunOptions& o) {
       outcome.messages = static_cast<std::int64_t>(loaded.algorithm->transfers().size());
     }
     // Semantics are checked on the simulated schedule, whatever times the file recorded.
-    Algorithm timed(loaded.algorithm->collective());
-    for (std::size_t i = 0; i < loaded.algorithm->transfers().size(); ++i) {
-      const Transfer& t = loaded.algorithm->transfers()[i];
-      timed.add_transfer(t.src, t.dst, sim.start[i], sim.end[i], loaded.algorithm->chunks(t),
-                         t.reduce);
-    }
-    outcome.check = verify_algorithm(timed, loaded.network, model);
+    outcome.check =
+        verify_algorithm(with_simulated_times(*loaded.algorithm, sim), loaded.network, model);
   }
   return outcome;
 }

@@ -409,4 +409,20 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
               " transfers never start)");
 }
 
+Algorithm with_simulated_times(const Algorithm& algorithm, const SimulationResult& simulated) {
+  Algorithm timed(algorithm.collective());
+  timed.synthesizer = algorithm.synthesizer;
+  timed.seed = algorithm.seed;
+  timed.link_model = algorithm.link_model;
+  timed.reserve(algorithm.transfers().size());
+  for (std::size_t i = 0; i < algorithm.transfers().size(); ++i) {
+    const Transfer& t = algorithm.transfers()[i];
+    timed.add_transfer(t.src, t.dst, simulated.start[i], simulated.end[i], algorithm.chunks(t),
+                       t.reduce);
+  }
+  timed.sort_by_start();
+  timed.collective_time = simulated.collective_time;
+  return timed;
+}
+
 }  // namespace tacos

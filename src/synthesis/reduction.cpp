@@ -91,17 +91,7 @@ Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Colle
 }
 
 void compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
-  const SimulationResult timed = simulate(algorithm, topology, model);
-  Algorithm retimed = with_provenance(algorithm.collective(), algorithm);
-  retimed.reserve(algorithm.transfers().size());
-  for (std::size_t i = 0; i < algorithm.transfers().size(); ++i) {
-    const Transfer& t = algorithm.transfers()[i];
-    retimed.add_transfer(t.src, t.dst, timed.start[i], timed.end[i], algorithm.chunks(t),
-                         t.reduce);
-  }
-  retimed.sort_by_start();
-  retimed.collective_time = timed.collective_time;
-  algorithm = std::move(retimed);
+  algorithm = with_simulated_times(algorithm, simulate(algorithm, topology, model));
 }
 
 Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,

@@ -33,24 +33,6 @@ using Trial = std::function<TrialOutcome(std::uint64_t seed, const ProgressCallb
 
 // Names a destination some source cannot reach (switches were unwound, NPUs relay).
 void require_reachable(const Topology& topology, const Collective& collective) {
-  auto reach = [&](NpuId from, bool forward) {
-    std::vector<char> seen(topology.devices(), 0);
-    std::queue<DeviceId> queue;
-    seen[from] = 1;
-    queue.push(from);
-    while (!queue.empty()) {
-      const DeviceId d = queue.front();
-      queue.pop();
-      for (LinkId id : forward ? topology.out_links(d) : topology.in_links(d)) {
-        const DeviceId next = forward ? topology.link(id).dst : topology.link(id).src;
-        if (!seen[next]) {
-          seen[next] = 1;
-          queue.push(next);
-        }
-      }
-    }
-    return seen;
-  };
   auto fail = [](NpuId from, NpuId to) {
     throw Error("synthesize: NPU " + std::to_string(to) + " cannot be reached from NPU " +
                 std::to_string(from) + " (no path in the topology)");
@@ -62,12 +44,12 @@ void require_reachable(const Topology& topology, const Collective& collective) {
   const bool to_root = kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather;
   const NpuId hub = from_root || to_root ? collective.root() : members.front();
   if (!to_root) {
-    const auto seen = reach(hub, true);
+    const auto seen = topology.reachable(hub, true);
     for (NpuId m : members)
       if (!seen[m]) fail(hub, m);
   }
   if (!from_root) {
-    const auto seen = reach(hub, false);
+    const auto seen = topology.reachable(hub, false);
     for (NpuId m : members)
       if (!seen[m]) fail(m, hub);
   }

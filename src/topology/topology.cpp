@@ -115,31 +115,32 @@ Topology Topology::unwind_switches() const {
   return Topology(npus_, 0, std::move(links), name_);
 }
 
-void Topology::require_strongly_connected() const {
-  auto reach = [&](bool forward) {
-    std::vector<char> seen(devices(), 0);
-    std::queue<DeviceId> queue;
-    seen[0] = 1;
-    queue.push(0);
-    while (!queue.empty()) {
-      const DeviceId d = queue.front();
-      queue.pop();
-      for (LinkId id : forward ? out_links(d) : in_links(d)) {
-        const DeviceId next = forward ? links_[id].dst : links_[id].src;
-        if (!seen[next]) {
-          seen[next] = 1;
-          queue.push(next);
-        }
+std::vector<char> Topology::reachable(DeviceId from, bool forward) const {
+  std::vector<char> seen(devices(), 0);
+  std::queue<DeviceId> queue;
+  seen[from] = 1;
+  queue.push(from);
+  while (!queue.empty()) {
+    const DeviceId d = queue.front();
+    queue.pop();
+    for (LinkId id : forward ? out_links(d) : in_links(d)) {
+      const DeviceId next = forward ? links_[id].dst : links_[id].src;
+      if (!seen[next]) {
+        seen[next] = 1;
+        queue.push(next);
       }
     }
-    return seen;
-  };
-  const auto from0 = reach(true);
+  }
+  return seen;
+}
+
+void Topology::require_strongly_connected() const {
+  const auto from0 = reachable(0, true);
   for (NpuId n = 0; n < npus_; ++n)
     if (!from0[n])
       throw Error("topology is disconnected: NPU " + std::to_string(n) +
                   " cannot be reached from NPU 0");
-  const auto to0 = reach(false);
+  const auto to0 = reachable(0, false);
   for (NpuId n = 0; n < npus_; ++n)
     if (!to0[n])
       throw Error("topology is disconnected: NPU " + std::to_string(n) + " cannot reach NPU 0");

@@ -35,4 +35,8 @@ struct SimulationResult {
 // have, and on a deadlock, naming one stuck transfer and the chunk it waits for.
 SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, LinkModel model);
 
+// The same transfers with the simulated start and end times, sorted by start; provenance kept
+// and collective_time set to the simulated one.
+Algorithm with_simulated_times(const Algorithm& algorithm, const SimulationResult& simulated);
+
 }  // namespace tacos

@@ -48,6 +48,9 @@ class Topology {
   // faster of the two. Returns a copy when there are no switches.
   Topology unwind_switches() const;
 
+  // Per device: 1 if it can be reached from `from` (forward) or can reach it (!forward).
+  std::vector<char> reachable(DeviceId from, bool forward) const;
+
   // Throws Error naming an NPU that cannot reach (or be reached from) NPU 0 when the NPUs are
   // not strongly connected (switches may relay).
   void require_strongly_connected() const;
