@@ -235,31 +235,29 @@ TEST(VerifyReduction, NonMemberRelays) {
             "which holds no partial of it (none ever reaches NPU 1)");
 }
 
-TEST(VerifyReduction, SwitchRelaysAndMultiChunkMessages) {
+TEST(VerifyReduction, MultiChunkMessagesThroughASwitch) {
   // NPUs 0 and 1 on switch 2; reduce-scatter with K = 2 (chunks 0, 1 end at NPU 0; 2, 3 at 1),
-  // two chunks per message.
+  // two chunks per message, each message up one port and down the other.
   const Topology topo(
       2, 1,
       {Link{0, 2, 50, kLat}, Link{2, 0, 50, kLat}, Link{1, 2, 50, kLat}, Link{2, 1, 50, kLat}});
   Algorithm a(make(CollectiveKind::kReduceScatter, 2, 1 << 20, 2));
   const Time t = kLat + serialization_time(2 * a.collective().chunk_bytes(), 50);
   const std::vector<ChunkId> to0 = {0, 1}, to1 = {2, 3};
-  a.add_transfer(1, 2, 0, t, to0, true);
-  a.add_transfer(2, 0, t, 2 * t, to0, true);
-  a.add_transfer(0, 2, 0, t, to1, true);
-  a.add_transfer(2, 1, t, 2 * t, to1, true);
+  a.add_transfer(1, 0, 0, 2 * t, to0, true);
+  a.add_transfer(0, 1, 0, 2 * t, to1, true);
   const VerifyResult r = verify_algorithm(a, topo, LinkModel::kAstra);
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.collective_time, 2 * t);
-  // Both NPUs add into the switch, which passes the sum on to NPU 0: NPU 0 counts itself twice.
+  // NPU 1's partial sent twice: NPU 0 counts it twice.
   Algorithm b(make(CollectiveKind::kReduceScatter, 2, 1 << 20, 2));
-  b.add_transfer(1, 2, 0, t, to0, true);
-  b.add_transfer(0, 2, 0, t, to0, true);
-  b.add_transfer(2, 0, t, 2 * t, to0, true);
+  b.add_transfer(1, 0, 0, 2 * t, to0, true);
+  b.add_transfer(1, 0, 2 * t, 4 * t, to0, true);
+  b.add_transfer(0, 1, 0, 2 * t, to1, true);
   EXPECT_EQ(verify_algorithm(b, topo, LinkModel::kAstra).error,
-            "chunk 0: NPU 0 receives NPU 0's contribution twice (transfer 2 (2 -> 0, chunks 0, 1) "
+            "chunk 0: NPU 0 receives NPU 1's contribution twice (transfer 1 (1 -> 0, chunks 0, 1) "
             "at " +
-                format_micros(2 * t) + " us)");
+                format_micros(4 * t) + " us)");
 }
 
 TEST(VerifyReduction, ChecksStillAppliedToReductions) {
@@ -272,7 +270,8 @@ TEST(VerifyReduction, ChecksStillAppliedToReductions) {
   Algorithm b(make(CollectiveKind::kReduceScatter, 4, 1 << 20));
   b.add_transfer(0, 2, 0, kLink, 1, true);
   EXPECT_EQ(verify_algorithm(b, uniring(4), LinkModel::kTacos).error,
-            "transfer 0 (0 -> 2, chunk 1): the topology has no link 0 -> 2");
+            "transfer 0 (0 -> 2, chunk 1): the topology has no link 0 -> 2 and no path through "
+            "switches");
   Algorithm c(make(CollectiveKind::kReduceScatter, 4, 1 << 20));
   c.add_transfer(0, 1, 0, kLink - 1, 1, true);
   EXPECT_EQ(verify_algorithm(c, uniring(4), LinkModel::kTacos).error,

@@ -103,7 +103,9 @@ TEST(Verify, MissingLink) {
   a.add_transfer(0, 2, 0, kLink, 0);
   const VerifyResult r = verify_algorithm(a, uniring(4), LinkModel::kTacos);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.error, "transfer 12 (0 -> 2, chunk 0): the topology has no link 0 -> 2");
+  EXPECT_EQ(r.error,
+            "transfer 12 (0 -> 2, chunk 0): the topology has no link 0 -> 2 and no path through "
+            "switches");
 }
 
 TEST(Verify, DeviceOutsideTopology) {
@@ -236,25 +238,29 @@ TEST(Verify, SubsetWithNonMemberRelays) {
   EXPECT_EQ(r.collective_time, 2 * t);
 }
 
-TEST(Verify, SwitchRelay) {
-  // NPUs 0 and 1 attached to switch 2.
+TEST(Verify, MessagesCrossSwitches) {
+  // NPUs 0 and 1 attached to switch 2: a message goes up one port and down the other,
+  // store-and-forward, so it takes two hops' time; a switch never holds a chunk.
   const Topology topo(
       2, 1,
       {Link{0, 2, 50, kLat}, Link{2, 0, 50, kLat}, Link{1, 2, 50, kLat}, Link{2, 1, 50, kLat}});
   Algorithm a(Collective::make(CollectiveKind::kAllGather, 2, 1 << 20, 1));
   const Time t = kLat + serialization_time(524288, 50);
-  a.add_transfer(0, 2, 0, t, 0);
-  a.add_transfer(2, 1, t, 2 * t, 0);
-  a.add_transfer(1, 2, 0, t, 1);
-  a.add_transfer(2, 0, t, 2 * t, 1);
-  EXPECT_TRUE(verify_algorithm(a, topo, LinkModel::kTacos).ok);
-  a.add_transfer(2, 0, 2 * t, 3 * t, 0);  // the switch holds chunk 0 since t: a useless copy
-  EXPECT_TRUE(verify_algorithm(a, topo, LinkModel::kTacos).ok);
+  a.add_transfer(0, 1, 0, 2 * t, 0);
+  a.add_transfer(1, 0, 0, 2 * t, 1);
+  const VerifyResult r = verify_algorithm(a, topo, LinkModel::kTacos);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.collective_time, 2 * t);
+
+  Algorithm too_fast(Collective::make(CollectiveKind::kAllGather, 2, 1 << 20, 1));
+  too_fast.add_transfer(0, 1, 0, t, 0);
+  too_fast.add_transfer(1, 0, 0, 2 * t, 1);
+  EXPECT_FALSE(verify_algorithm(too_fast, topo, LinkModel::kTacos).ok);
 
   Algorithm b(Collective::make(CollectiveKind::kAllGather, 2, 1 << 20, 1));
   b.add_transfer(2, 1, 0, t, 0);
   EXPECT_EQ(verify_algorithm(b, topo, LinkModel::kTacos).error,
-            "transfer 0 (2 -> 1, chunk 0) starts at 0 us but chunk 0 never reaches switch 2");
+            "transfer 0 (2 -> 1, chunk 0): messages go between NPUs; a switch only forwards them");
 }
 
 TEST(Verify, LargeRingIsFast) {

@@ -21,11 +21,13 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "tacos/collective/collective.h"
 #include "tacos/common/units.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -369,18 +371,28 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   };
 
   // 1. Each transfer on its own, in index order.
+  // A message between NPUs without a direct link crosses switches (SwitchRoutes): it needs
+  // every hop's time, and its first hop is the link it occupies at its recorded start.
+  const SwitchRoutes routes(topology);
   std::vector<LinkId> link_of(num_transfers);
+  std::vector<char> multi_hop(num_transfers, 0);
   for (std::size_t i = 0; i < num_transfers; ++i) {
     const Transfer& t = transfers[i];
     for (DeviceId d : {t.src, t.dst})
       if (d < 0 || d >= devices)
         return fail(describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
                     " is not in the topology (devices 0.." + std::to_string(devices - 1) + ")");
-    const LinkId link = topology.find_link(t.src, t.dst);
-    if (link < 0)
+    if (topology.is_switch(t.src) || topology.is_switch(t.dst))
+      return fail(describe_transfer(algorithm, i) +
+                  ": messages go between NPUs; a switch only forwards them");
+    const auto route = t.src == t.dst ? std::span<const LinkId>{} : routes.route(t.src, t.dst);
+    if (route.empty())
       return fail(describe_transfer(algorithm, i) + ": the topology has no link " +
-                  std::to_string(t.src) + " -> " + std::to_string(t.dst));
+                  std::to_string(t.src) + " -> " + std::to_string(t.dst) +
+                  " and no path through switches");
+    const LinkId link = route[0];
     link_of[i] = link;
+    multi_hop[i] = route.size() > 1;
     const auto chunks = algorithm.chunks(t);
     if (chunks.empty()) return fail(describe_transfer(algorithm, i) + " carries no chunks");
     for (ChunkId c : chunks)
@@ -395,7 +407,8 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
       return fail(describe_transfer(algorithm, i) + " starts at a negative time (" +
                   std::to_string(t.start) + " ps)");
     const Bytes bytes = algorithm.transfer_bytes(t);
-    const Time needed = topology.link(link).latency_ps + serialization(t, link);
+    Time needed = 0;
+    for (LinkId hop : route) needed += topology.link(hop).latency_ps + serialization(t, hop);
     if (t.end < t.start || t.end - t.start < needed)
       return fail(describe_transfer(algorithm, i) + " lasts " + us(t.end - t.start) + " (" +
                   std::to_string(t.end - t.start) + " ps) but link " + link_name(topology, link) +
@@ -447,8 +460,11 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   }
   auto busy_until = [&](std::uint32_t i) {
     const Transfer& t = transfers[i];
+    const LinkId l = link_of[i];
+    if (multi_hop[i])
+      return t.start + link_busy_time(model, topology.link(l).latency_ps, serialization(t, l));
     if (model == LinkModel::kTacos) return t.end;
-    return t.start + serialization(t, link_of[i]);
+    return t.start + serialization(t, l);
   };
   bool conflict = false;
   Time conflict_time = 0;

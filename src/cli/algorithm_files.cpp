@@ -31,8 +31,7 @@ int msccl_ngpus(const std::string& path) {
   return std::stoi(match[1]);
 }
 
-Topology pick_topology(const TopologyOptions& topology, bool given, int npus,
-                       std::string& spec) {
+Topology pick_topology(const TopologyOptions& topology, bool given, int npus, std::string& spec) {
   if (given) {
     spec = topology.topology;
     return topology.load();
@@ -69,23 +68,21 @@ LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptio
   switch (loaded.format) {
     case AlgorithmFormat::kJson: {
       Algorithm algorithm = read_algorithm_json(path);
-      loaded.network = pick_topology(topology, topology_given,
-                                     algorithm.collective().topology_npus(), loaded.topology_spec)
-                           .unwind_switches();
+      loaded.network = topology.network(pick_topology(
+          topology, topology_given, algorithm.collective().topology_npus(), loaded.topology_spec));
       loaded.algorithm = std::move(algorithm);
       break;
     }
     case AlgorithmFormat::kMsccl: {
-      loaded.network =
-          pick_topology(topology, topology_given, msccl_ngpus(path), loaded.topology_spec)
-              .unwind_switches();
+      loaded.network = topology.network(
+          pick_topology(topology, topology_given, msccl_ngpus(path), loaded.topology_spec));
       loaded.algorithm = read_msccl_xml(path, loaded.network, model, size);
       break;
     }
     case AlgorithmFormat::kChakra: {
       EtTrace trace = read_chakra(path);
-      loaded.network = pick_topology(topology, topology_given, trace.npus(), loaded.topology_spec)
-                           .unwind_switches();
+      loaded.network = topology.network(
+          pick_topology(topology, topology_given, trace.npus(), loaded.topology_spec));
       if (trace.tacos) loaded.algorithm = chakra_to_algorithm(trace, loaded.network, model);
       loaded.trace = std::move(trace);
       break;

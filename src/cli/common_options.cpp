@@ -11,16 +11,26 @@ void TopologyOptions::add_to(CLI::App& command) {
                   "Generator spec (e.g. torus2d:8x8, ring:4,fc:8,switch:4) or a YAML file (tacos "
                   "format or ASTRA-sim network config)")
       ->capture_default_str();
+  command.add_option("--bandwidth", bandwidth,
+                     "Link bandwidth in GB/s (2^30 B/s); one value or a comma list, one per axis "
+                     "(x,y,z) or dimension. Default 50 (dgx kinds: datasheet numbers). Ignored for "
+                     "topology files");
+  command.add_option(
+      "--latency", latency,
+      "Link latency with unit ns, us or ms (bare number = us); one value or a comma "
+      "list like --bandwidth. Default 0.5us (dgx kinds: datasheet numbers). Ignored for "
+      "topology files");
   command
-      .add_option("--bandwidth", bandwidth,
-                  "Link bandwidth in GB/s (2^30 B/s); one value or a comma list, one per axis "
-                  "(x,y,z) or dimension. Default 50 (dgx kinds: datasheet numbers). Ignored for "
-                  "topology files");
-  command
-      .add_option("--latency", latency,
-                  "Link latency with unit ns, us or ms (bare number = us); one value or a comma "
-                  "list like --bandwidth. Default 0.5us (dgx kinds: datasheet numbers). Ignored for "
-                  "topology files");
+      .add_option("--switch-model", switch_model,
+                  "How switches are timed: 'device' (a message goes up the sender's port and "
+                  "down the receiver's, store-and-forward, as ASTRA-sim times it) or 'unwind' "
+                  "(the TACOS paper: a direct link of B/(P-1) per NPU pair)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"device", "unwind"}));
+}
+
+Topology TopologyOptions::network(const Topology& full) const {
+  return switch_model == "unwind" ? full.unwind_switches() : full;
 }
 
 Topology TopologyOptions::load() const {

@@ -13,9 +13,13 @@ struct TopologyOptions {
   std::string topology = "torus2d:8x8";
   std::string bandwidth;  // empty: 50 GB/s (DGX kinds: their datasheet numbers)
   std::string latency;    // empty: 0.5us (DGX kinds: their datasheet numbers)
+  std::string switch_model = "device";
   void add_to(CLI::App& command);
   // Generator spec or YAML file -> topology (switch devices kept).
   Topology load() const;
+  // What algorithms run on: `full` itself (switches as devices) or, with --switch-model
+  // unwind, the TACOS paper's NPU-only unwinding.
+  Topology network(const Topology& full) const;
 };
 
 struct SynthesisFlags {

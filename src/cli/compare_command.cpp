@@ -30,7 +30,7 @@ struct CompareCommand {
 
   void run() const {
     const Topology full = topology.load();
-    const Topology network = full.unwind_switches();
+    const Topology network = topology.network(full);
     const Collective coll = collective.make(network, flags);
     std::vector<std::string> names = split_list(algorithms);
     for (const std::string& name : names)

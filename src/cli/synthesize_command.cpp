@@ -69,7 +69,7 @@ struct SynthesizeCommand {
 
   void run() const {
     const Topology full = topology.load();
-    const Topology network = full.unwind_switches();
+    const Topology network = topology.network(full);
     const Collective coll = collective.make(network, flags);
     if (time_only && !out_dir.empty())
       throw Error("--out cannot be combined with --time-only (no transfers are kept)");

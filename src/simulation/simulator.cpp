@@ -23,6 +23,7 @@
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -68,6 +69,7 @@ struct Event {
 };
 constexpr std::uint32_t kArrive = 0;
 constexpr std::uint32_t kLinkFree = 1;
+constexpr std::uint32_t kAtSwitch = 2;  // a message reached a switch on its route
 
 }  // namespace
 
@@ -85,7 +87,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
                 std::to_string(collective.topology_npus()) + " NPUs but the topology has " +
                 std::to_string(topology.npus()));
 
-  // Links and chunk ids.
+  // Routes (switches are devices: a message between NPUs without a direct link crosses them,
+  // store-and-forward) and chunk ids.
+  const SwitchRoutes routes(topology);
+  std::vector<std::span<const LinkId>> route_of(num_transfers);
   std::vector<LinkId> link_of(num_transfers);
   for (std::size_t i = 0; i < num_transfers; ++i) {
     const Transfer& t = transfers[i];
@@ -94,10 +99,15 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
         throw Error("simulate: " + describe_transfer(algorithm, i) + ": device " +
                     std::to_string(d) + " is not in the topology (devices 0.." +
                     std::to_string(devices - 1) + ")");
-    link_of[i] = topology.find_link(t.src, t.dst);
-    if (link_of[i] < 0)
+    if (topology.is_switch(t.src) || topology.is_switch(t.dst))
+      throw Error("simulate: " + describe_transfer(algorithm, i) +
+                  ": messages go between NPUs; a switch only forwards them");
+    route_of[i] = t.src == t.dst ? std::span<const LinkId>{} : routes.route(t.src, t.dst);
+    if (route_of[i].empty())
       throw Error("simulate: " + describe_transfer(algorithm, i) + ": the topology has no link " +
-                  std::to_string(t.src) + " -> " + std::to_string(t.dst));
+                  std::to_string(t.src) + " -> " + std::to_string(t.dst) +
+                  " and no path through switches");
+    link_of[i] = route_of[i][0];
     for (ChunkId c : algorithm.chunks(t))
       if (c < 0 || c >= num_chunks)
         throw Error("simulate: " + describe_transfer(algorithm, i) + ": chunk " +
@@ -276,11 +286,12 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   std::size_t started = 0;
 
-  auto try_start = [&](LinkId l, Time now) {
-    if (!link_free[l] || head[l] == link_offsets[l + 1]) return;
-    const std::uint32_t x = by_link[head[l]];
-    if (pending[x] != 0) return;
-    ++head[l];
+  // Links leaving a switch serve the messages that reached it, first come first served
+  // (ties: lower transfer index first, the order of the arrival events).
+  std::vector<std::vector<std::uint32_t>> switch_queue(num_links);
+  std::vector<std::uint32_t> switch_head(num_links, 0);
+  std::vector<std::uint8_t> hop_of(num_transfers, 0);
+  auto send_hop = [&](LinkId l, std::uint32_t x, Time now) {
     link_free[l] = 0;
     const Link& link = topology.link(l);
     const Time ser =
@@ -288,13 +299,31 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
             ? single_chunk_ser[l]
             : serialization_time(algorithm.transfer_bytes(transfers[x]), link.bandwidth_gbps);
     const Time busy = link_busy_time(model, link.latency_ps, ser);
-    result.start[x] = now;
-    result.end[x] = now + link.latency_ps + ser;
+    const Time arrival = now + link.latency_ps + ser;
     result.link_busy_ps[l] += busy;
-    result.collective_time = std::max(result.collective_time, result.end[x]);
     events.push(Event{now + busy, kLinkFree, static_cast<std::uint32_t>(l)});
-    events.push(Event{result.end[x], kArrive, x});
+    if (hop_of[x] + 1u < route_of[x].size()) {
+      events.push(Event{arrival, kAtSwitch, x});
+      return;
+    }
+    result.end[x] = arrival;
+    result.collective_time = std::max(result.collective_time, arrival);
+    events.push(Event{arrival, kArrive, x});
+  };
+  auto try_start = [&](LinkId l, Time now) {
+    if (!link_free[l]) return;
+    if (topology.is_switch(topology.link(l).src)) {
+      if (switch_head[l] == switch_queue[l].size()) return;
+      send_hop(l, switch_queue[l][switch_head[l]++], now);
+      return;
+    }
+    if (head[l] == link_offsets[l + 1]) return;
+    const std::uint32_t x = by_link[head[l]];
+    if (pending[x] != 0) return;
+    ++head[l];
+    result.start[x] = now;
     ++started;
+    send_hop(l, x, now);
   };
   auto wake = [&](std::uint32_t x, Time now) {
     if (--pending[x] != 0) return;
@@ -335,6 +364,12 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     if (e.kind == kLinkFree) {
       link_free[e.id] = 1;
       try_start(static_cast<LinkId>(e.id), e.time);
+      continue;
+    }
+    if (e.kind == kAtSwitch) {
+      const LinkId next = route_of[e.id][++hop_of[e.id]];
+      switch_queue[next].push_back(e.id);
+      try_start(next, e.time);
       continue;
     }
     const Transfer& t = transfers[e.id];

@@ -3,6 +3,7 @@
 
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -93,9 +94,36 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
   return std::nullopt;
 }
 
-Algorithm synthesize_baseline(Baseline baseline, const Topology& unwound,
+Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
                               const Collective& collective, LinkModel model,
                               const std::string& topology_spec) {
+  if (network.switches() == 0)
+    return detail::synthesize_baseline_on(baseline, network, collective, model, topology_spec);
+  // Switches are devices: plan between NPUs over the switch routes, time on the switches.
+  const Topology view = switch_route_view(network);
+  const detail::TimingTopologyScope timing(network);
+  return detail::synthesize_baseline_on(baseline, view, collective, model, topology_spec);
+}
+
+namespace detail {
+
+namespace {
+thread_local const Topology* timing_topology_override = nullptr;
+}  // namespace
+
+TimingTopologyScope::TimingTopologyScope(const Topology& timing)
+    : previous_(timing_topology_override) {
+  timing_topology_override = &timing;
+}
+TimingTopologyScope::~TimingTopologyScope() { timing_topology_override = previous_; }
+
+const Topology& timing_topology(const Topology& planned_on) {
+  return timing_topology_override ? *timing_topology_override : planned_on;
+}
+
+Algorithm synthesize_baseline_on(Baseline baseline, const Topology& unwound,
+                                 const Collective& collective, LinkModel model,
+                                 const std::string& topology_spec) {
   if (auto reason = baseline_inapplicable(baseline, unwound, collective, topology_spec))
     throw Error(*reason);
   switch (baseline) {
@@ -114,5 +142,7 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& unwound,
   }
   throw Error("unknown baseline");
 }
+
+}  // namespace detail
 
 }  // namespace tacos

@@ -269,7 +269,7 @@ Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const
                            std::span<const ChunkId>(chunks, static_cast<std::size_t>(h.num_chunks)),
                            h.reduce);
   }
-  compact(algorithm, topology_, model);
+  compact(algorithm, timing_topology(topology_), model);
   algorithm.synthesizer = name;
   algorithm.link_model = model;
   return algorithm;

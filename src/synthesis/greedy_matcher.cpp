@@ -7,6 +7,7 @@
 
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 namespace {
@@ -29,8 +30,6 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
       seed_(seed),
       keep_transfers_(keep_transfers),
       progress_(progress) {
-  if (topology.switches() != 0)
-    throw Error("synthesize: the topology still has switch devices; unwind them first");
   const CollectiveKind kind = collective.kind();
   unicast_ = kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter ||
              kind == CollectiveKind::kAllToAll;
@@ -52,10 +51,12 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   links_.reserve(links);
   for (LinkId l = 0; l < links; ++l) {
     const Link& link = topology.link(l);
+    if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
     const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
     links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
                                link_busy_time(model, link.latency_ps, serialization), 0});
   }
+  if (topology.switches() > 0) add_switch_routes(topology, chunk_bytes);
   std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
     return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
   });
@@ -95,18 +96,70 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     // Each NPU receives every chunk it lacks exactly once (plus rare overtaken copies).
     if (keep_transfers_) records_.reserve(static_cast<std::size_t>(npus_ - 1) * chunks_);
   }
-  cursor_.assign(links, 0);
-  window_.assign(static_cast<std::size_t>(links) * window_capacity_, WindowSlot{0, 0});
-  window_size_.assign(links, 0);
-  link_state_.assign(links, LinkState::kIdle);
-  draws_.assign(links, 0);
+  const std::size_t match_links = links_.size();
+  cursor_.assign(match_links, 0);
+  window_.assign(match_links * window_capacity_, WindowSlot{0, 0});
+  window_size_.assign(match_links, 0);
+  link_state_.assign(match_links, LinkState::kIdle);
+  draws_.assign(match_links, 0);
   // Threads only where picks are independent across destinations: copy chunks, no relays,
   // no in-flight arrival map (uniform in-links everywhere).
-  const bool independent = !unicast_ && !relays_ &&
+  const bool independent = !unicast_ && !relays_ && !switch_routes_ &&
                            std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(),
                                      1) == heterogeneous_ingress_.end();
   match_threads_ = independent && threads > 1 ? 2 : 1;
   idle_out_.resize(npus_);
+}
+
+void GreedyMatcher::add_switch_routes(const Topology& topology, Bytes chunk_bytes) {
+  const SwitchRoutes routes(topology);
+  if (routes.num_switch_pairs() == 0) return;
+  switch_routes_ = true;
+  port_free_.assign(topology.num_links(), 0);
+  port_wake_at_.assign(topology.num_links(), -1);
+  port_waiters_.resize(topology.num_links());
+  std::vector<Time> serialization(topology.num_links());
+  for (LinkId l = 0; l < topology.num_links(); ++l)
+    serialization[l] = serialization_time(chunk_bytes, topology.link(l).bandwidth_gbps);
+  for (NpuId src = 0; src < topology.npus(); ++src) {
+    const auto peers = routes.switch_peers(src);
+    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
+      MatchLink link{src, peers[p], 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
+      Time offset = 0;
+      for (LinkId hop : routes.switch_route(src, p)) {
+        const Link& physical = topology.link(hop);
+        hops_.push_back(
+            Hop{hop, offset, link_busy_time(model_, physical.latency_ps, serialization[hop])});
+        offset += physical.latency_ps + serialization[hop];
+      }
+      link.hops_end = static_cast<std::int32_t>(hops_.size());
+      link.arrival_delay = offset;
+      link.busy_delay = hops_[link.hops_begin].busy;
+      links_.push_back(link);
+    }
+  }
+}
+
+bool GreedyMatcher::hops_free(LinkId link, Time now) {
+  const MatchLink& l = links_[link];
+  for (std::int32_t h = l.hops_begin; h < l.hops_end; ++h) {
+    const Hop& hop = hops_[h];
+    if (port_free_[hop.link] <= now + hop.offset) continue;
+    const Time wake = port_free_[hop.link] - hop.offset;
+    if (port_wake_at_[hop.link] < now || wake < port_wake_at_[hop.link]) {
+      port_wake_at_[hop.link] = wake;
+      schedule(wake, kPortEventBit | static_cast<std::uint32_t>(hop.link));
+    }
+    port_waiters_[hop.link].push_back(link);
+    return false;
+  }
+  return true;
+}
+
+void GreedyMatcher::reserve_hops(LinkId link, Time now) {
+  const MatchLink& l = links_[link];
+  for (std::int32_t h = l.hops_begin; h < l.hops_end; ++h)
+    port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
 }
 
 void GreedyMatcher::compute_distances() {
@@ -278,7 +331,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   free_flights_.push_back(flight_index);
   const NpuId v = links_[flight.link].dst;
   ChunkId chunk = flight.chunk;
-  if (model_ == LinkModel::kTacos) queue_link(flight.link);
+  if (model_ == LinkModel::kTacos && links_[flight.link].hops_begin < 0) queue_link(flight.link);
   if (unicast_) {
     moving_[chunk] = 0;
     deliver(v, chunk, now);
@@ -322,6 +375,10 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
 
 ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_size) {
   const MatchLink& l = links_[link];
+  if (l.hops_begin >= 0 && !hops_free(link, now)) {
+    link_state_[link] = LinkState::kIdle;
+    return -2;
+  }
   const Time arrival = now + l.arrival_delay;
   WindowSlot* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
   int size = window_size_[link];
@@ -365,6 +422,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     return -1;
   }
   link_state_[link] = LinkState::kBusy;
+  if (l.hops_begin >= 0) reserve_hops(link, now);
   if (unicast_) {
     moving_[chunk] = 1;
   } else if (heterogeneous_ingress_[l.dst]) {
@@ -396,13 +454,14 @@ void GreedyMatcher::start(LinkId link, ChunkId chunk, Time now, std::uint32_t so
     flights_.push_back(flight);
   }
   ++started_;
+  if (flight_index >= kPortEventBit)
+    throw Error("synthesize: more than 2^30 transfers in flight at once");
   schedule(arrival, flight_index);
-  if (model_ == LinkModel::kAstra)
+  if (model_ == LinkModel::kAstra || l.hops_begin >= 0)
     schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
 }
 
-void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now,
-                                MatchOutput& out) {
+void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out) {
   // Each try reads its source's log at the link's cursor, far from the last one: fetch a few
   // links ahead so those reads overlap.
   constexpr std::size_t kAhead = 8;
@@ -411,6 +470,7 @@ void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now,
     const LinkId link = sort_keys_[i].second;
     std::uint32_t source_log_size = 0;
     const ChunkId chunk = pick(link, now, source_log_size);
+    if (chunk == -2) continue;  // waits on a hop of its switch route
     if (chunk < 0)
       out.idle.push_back(link);
     else
@@ -426,12 +486,39 @@ void GreedyMatcher::match_queued_links(Time now) {
   if (count == 0) return;
   ++rounds_;
   sort_keys_.resize(count);
+  if (switch_routes_) {
+    // Links share switch ports here, so one round is a matching of free sender ports to free
+    // receiver ports. Going destination by destination leaves ports unmatched every round;
+    // offering whole shifts (every NPU u to u + s, fastest links first, shifts from a seeded
+    // offset) gives permutations, a perfect matching wherever every link has something useful.
+    const std::uint64_t offset = mix(seed_ ^ (rounds_ << 20)) % static_cast<std::uint64_t>(npus_);
+    for (std::size_t i = 0; i < count; ++i) {
+      const LinkId l = queued_[i];
+      const std::uint64_t shift =
+          (static_cast<std::uint64_t>(links_[l].dst - links_[l].src + 2 * npus_) + offset) %
+          static_cast<std::uint64_t>(npus_);
+      const std::uint64_t key =
+          (static_cast<std::uint64_t>(links_[l].delay_rank) << 48) | (shift << 20) |
+          (mix(seed_ ^ (rounds_ << 32) ^ static_cast<std::uint64_t>(l)) >> 44);
+      sort_keys_[i] = {key, l};
+    }
+    queued_.clear();
+    std::sort(sort_keys_.begin(), sort_keys_.end());
+    outputs_[0].clear();
+    match_range(0, count, now, outputs_[0]);
+    for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
+    for (const Started& started : outputs_[0].started)
+      start(started.link, started.chunk, now, started.source_log_size);
+    return;
+  }
+  sort_keys_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const LinkId l = queued_[i];
-    const std::uint64_t key = (static_cast<std::uint64_t>(links_[l].dst) << 40) |
-                              (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
-                              (mix(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^
-                                   static_cast<std::uint64_t>(l)) >> 40);
+    const std::uint64_t key =
+        (static_cast<std::uint64_t>(links_[l].dst) << 40) |
+        (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
+        (mix(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^ static_cast<std::uint64_t>(l)) >>
+         40);
     sort_keys_[i] = {key, l};
   }
   queued_.clear();
@@ -447,7 +534,8 @@ void GreedyMatcher::match_queued_links(Time now) {
     for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
     for (int v = 0; v < npus_; ++v)
       if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
-        std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
+        std::sort(sorted_keys_.begin() + dst_offsets_[v],
+                  sorted_keys_.begin() + dst_offsets_[v + 1]);
     sort_keys_.swap(sorted_keys_);
   }
   // Links into different NPUs touch disjoint state, so large batches are split between
@@ -482,11 +570,11 @@ void GreedyMatcher::prefetch_link(LinkId link) const {
 void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {
   constexpr std::size_t kAhead = 8;
   for (std::size_t i = 0; i < bucket.size(); ++i) {
-    if (i + kAhead < bucket.size() && !(bucket[i + kAhead] & kFreeEventBit)) {
+    if (i + kAhead < bucket.size() && is_flight(bucket[i + kAhead])) {
       const Flight& ahead = flights_[bucket[i + kAhead]];
       if (!unicast_) has_.prefetch(links_[ahead.link].dst, ahead.chunk);
     }
-    if (!(bucket[i] & kFreeEventBit)) handle_arrival(bucket[i], now);
+    if (is_flight(bucket[i])) handle_arrival(bucket[i], now);
   }
 }
 
@@ -528,8 +616,7 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
     }
   };
   outputs_[1].idle.clear();
-  std::thread helper(
-      [&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
+  std::thread helper([&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
   run_range(0, split, queued_, delivered[0]);
   helper.join();
   queued_.insert(queued_.end(), outputs_[1].idle.begin(), outputs_[1].idle.end());
@@ -559,8 +646,17 @@ void GreedyMatcher::run() {
       arrive_in_parallel(bucket, now);
     else
       arrive(bucket, now);
-    for (std::uint32_t event : bucket)
-      if (event & kFreeEventBit) queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
+    for (std::uint32_t event : bucket) {
+      if (event & kFreeEventBit) {
+        queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
+      } else if (event & kPortEventBit) {
+        const LinkId port = static_cast<LinkId>(event & ~kPortEventBit);
+        if (port_wake_at_[port] == now) port_wake_at_[port] = -1;
+        for (LinkId l : port_waiters_[port])
+          if (link_state_[l] == LinkState::kIdle) queue_link(l);
+        port_waiters_[port].clear();
+      }
+    }
     bucket.clear();
     spare_buckets_.push_back(std::move(bucket));
   }
@@ -574,7 +670,7 @@ void GreedyMatcher::run() {
   // Transfers still in flight at the end deliver nothing anyone needs.
   for (const auto& [time, bucket] : events_)
     for (std::uint32_t event : bucket)
-      if (!(event & kFreeEventBit)) {
+      if (is_flight(event)) {
         ++cancelled_;
         if (flights_[event].record >= 0) records_[flights_[event].record].kept = false;
       }

@@ -20,9 +20,7 @@ class BitMatrix {
     words_per_row_ = (static_cast<std::size_t>(columns) + 63) / 64;
     bits_.assign(static_cast<std::size_t>(rows) * words_per_row_, 0);
   }
-  bool test(int row, int column) const {
-    return (bits_[index(row, column)] >> (column & 63)) & 1U;
-  }
+  bool test(int row, int column) const { return (bits_[index(row, column)] >> (column & 63)) & 1U; }
   void set(int row, int column) { bits_[index(row, column)] |= std::uint64_t{1} << (column & 63); }
   void reset(int row, int column) {
     bits_[index(row, column)] &= ~(std::uint64_t{1} << (column & 63));
@@ -77,6 +75,11 @@ class GreedyMatcher {
     bool kept;
   };
   static constexpr std::uint32_t kFreeEventBit = 0x80000000U;
+  // A physical link on switch routes may be free again for the links waiting on it.
+  static constexpr std::uint32_t kPortEventBit = 0x40000000U;
+  static bool is_flight(std::uint32_t event) {
+    return (event & (kFreeEventBit | kPortEventBit)) == 0;
+  }
 
   void compute_distances();
   void seed_initial_holdings();
@@ -132,8 +135,8 @@ class GreedyMatcher {
   LinkModel model_;
   std::uint64_t seed_;
   int match_threads_ = 1;
-  std::uint64_t rounds_ = 0;           // matching rounds so far
-  std::vector<std::uint32_t> draws_;   // per link, random draws so far
+  std::uint64_t rounds_ = 0;          // matching rounds so far
+  std::vector<std::uint32_t> draws_;  // per link, random draws so far
   MatchOutput outputs_[2];
   bool keep_transfers_;
   const ProgressCallback& progress_;
@@ -148,21 +151,42 @@ class GreedyMatcher {
   // Copy collectives on a subset: non-members relay when that brings a chunk strictly closer
   // to a member still lacking it.
   bool relays_ = false;
-  std::vector<int> member_index_;         // per NPU, or -1
-  std::vector<Time> distance_;            // [member][npu]: shortest time npu -> member
-  std::vector<int> distance_row_;         // per member: row in distance_, or -1
-  BitMatrix closer_;                      // [link][member]: dst strictly closer than src
-  BitMatrix lacking_;                     // [chunk][member]: member still needs the chunk
-  std::vector<NpuId> holder_;             // unicast: where each chunk is now
-  std::vector<char> moving_;              // unicast: chunk in flight
-  std::vector<NpuId> destination_;        // unicast: each chunk's destination
+  std::vector<int> member_index_;   // per NPU, or -1
+  std::vector<Time> distance_;      // [member][npu]: shortest time npu -> member
+  std::vector<int> distance_row_;   // per member: row in distance_, or -1
+  BitMatrix closer_;                // [link][member]: dst strictly closer than src
+  BitMatrix lacking_;               // [chunk][member]: member still needs the chunk
+  std::vector<NpuId> holder_;       // unicast: where each chunk is now
+  std::vector<char> moving_;        // unicast: chunk in flight
+  std::vector<NpuId> destination_;  // unicast: each chunk's destination
 
   struct MatchLink {
     NpuId src, dst;
-    Time arrival_delay;  // latency + serialization
-    Time busy_delay;     // per link model
+    Time arrival_delay;  // latency + serialization (every hop of a switch route)
+    Time busy_delay;     // per link model (a switch route: its first hop)
     std::uint16_t delay_rank;
+    std::int32_t hops_begin = -1;  // switch routes: into hops_, else -1
+    std::int32_t hops_end = -1;
   };
+  // One physical link of a switch route: when a message started at t reaches it (t + offset,
+  // store-and-forward, never waiting: the matcher only sends when every hop is free in time)
+  // and how long it keeps it busy.
+  struct Hop {
+    LinkId link;
+    Time offset;
+    Time busy;
+  };
+  void add_switch_routes(const Topology& topology, Bytes chunk_bytes);
+  // Switch routes: true when every hop of `link` is free when a message started now reaches
+  // it; otherwise the link waits on the first busy hop.
+  bool hops_free(LinkId link, Time now);
+  void reserve_hops(LinkId link, Time now);
+  std::vector<Hop> hops_;
+  std::vector<Time> port_free_;                    // per physical link
+  std::vector<Time> port_wake_at_;                 // per physical link: a pending wake event
+  std::vector<std::vector<LinkId>> port_waiters_;  // per physical link
+  std::vector<LinkId> blocked_;                    // this round: links waiting on a hop
+  bool switch_routes_ = false;
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
@@ -179,8 +203,8 @@ class GreedyMatcher {
   bool pending(NpuId npu, ChunkId chunk) const {
     return heterogeneous_ingress_[npu] && pending_.test(npu, chunk);
   }
-  ChunkLogs logs_;                         // per NPU, chunks in arrival order
-  std::vector<std::uint32_t> cursor_;      // per link, into logs_ of src
+  ChunkLogs logs_;                     // per NPU, chunks in arrival order
+  std::vector<std::uint32_t> cursor_;  // per link, into logs_ of src
   // Per link, window_capacity_ slots of positions in the src log: positions, not chunk ids, so
   // that a replacement can tell whether the source held the chunk when a transfer started.
   // The chunk id rides along so that drawing from the window does not touch the log.
@@ -193,7 +217,7 @@ class GreedyMatcher {
   std::vector<LinkState> link_state_;
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
-  std::vector<std::pair<std::uint64_t, LinkId>> sort_keys_;    // (dst, delay rank, random)
+  std::vector<std::pair<std::uint64_t, LinkId>> sort_keys_;  // (dst, delay rank, random)
   std::vector<std::pair<std::uint64_t, LinkId>> sorted_keys_;
   std::vector<std::uint32_t> dst_offsets_;
 

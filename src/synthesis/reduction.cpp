@@ -48,8 +48,9 @@ Algorithm prune_to_trees(const Algorithm& copy) {
   // a kept transfer (which starts later).
   std::vector<std::size_t> order(transfers.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return transfers[a].start > transfers[b].start; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return transfers[a].start > transfers[b].start;
+  });
   std::unordered_set<std::uint64_t> forwards;
   std::vector<char> keep(transfers.size(), 0);
   for (std::size_t i : order) {
@@ -57,9 +58,9 @@ Algorithm prune_to_trees(const Algorithm& copy) {
     const ChunkId c = copy.chunks(t)[0];
     if (first.at(pair_key(t.dst, c)) != i) continue;
     const auto destinations = collective.destinations(c);
-    const bool needed = std::find(destinations.begin(), destinations.end(), t.dst) !=
-                            destinations.end() ||
-                        forwards.count(pair_key(t.dst, c)) > 0;
+    const bool needed =
+        std::find(destinations.begin(), destinations.end(), t.dst) != destinations.end() ||
+        forwards.count(pair_key(t.dst, c)) > 0;
     if (!needed) continue;
     keep[i] = 1;
     forwards.insert(pair_key(t.src, c));

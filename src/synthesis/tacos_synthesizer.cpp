@@ -39,8 +39,7 @@ void require_reachable(const Topology& topology, const Collective& collective) {
   };
   const auto& members = collective.members();
   const CollectiveKind kind = collective.kind();
-  const bool from_root =
-      kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kScatter;
+  const bool from_root = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kScatter;
   const bool to_root = kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather;
   const NpuId hub = from_root || to_root ? collective.root() : members.front();
   if (!to_root) {
@@ -60,8 +59,7 @@ thread_local int matcher_threads = 1;
 
 TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
                       std::uint64_t seed, bool keep, const ProgressCallback& progress) {
-  detail::GreedyMatcher matcher(topology, collective, model, seed, keep, progress,
-                                matcher_threads);
+  detail::GreedyMatcher matcher(topology, collective, model, seed, keep, progress, matcher_threads);
   matcher.run();
   TrialOutcome outcome;
   outcome.seed = seed;
@@ -91,8 +89,8 @@ Algorithm synthesize_reduction(const Topology& topology, const Topology& transpo
                                const ProgressCallback& progress) {
   const Collective copy = copy_counterpart(reduction);
   TrialOutcome forward = run_copy(transposed, copy, model, seed, true, progress);
-  Algorithm reversed = detail::reverse_into_reduction(detail::prune_to_trees(*forward.algorithm),
-                                                      reduction);
+  Algorithm reversed =
+      detail::reverse_into_reduction(detail::prune_to_trees(*forward.algorithm), reduction);
   detail::compact(reversed, topology, model);
   return reversed;
 }
@@ -135,9 +133,8 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
 // overlaps the next wave's Reduce-Scatter. The fastest wave count is kept; one wave is the
 // sequential schedule started early where possible, so pipelined is never slower.
 Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transposed,
-                                const Collective& all_reduce, LinkModel model,
-                                AllReduceMode mode, std::uint64_t seed,
-                                const ProgressCallback& progress) {
+                                const Collective& all_reduce, LinkModel model, AllReduceMode mode,
+                                std::uint64_t seed, const ProgressCallback& progress) {
   const int k = all_reduce.chunks_per_npu();
   std::vector<int> wave_counts{1};
   if (mode == AllReduceMode::kPipelined) {
@@ -282,8 +279,8 @@ Trial make_trial(const Topology& topology, const Collective& collective,
 AllReduceMode parse_all_reduce_mode(std::string_view text) {
   if (text == "sequential") return AllReduceMode::kSequential;
   if (text == "pipelined") return AllReduceMode::kPipelined;
-  throw Error("--all-reduce-mode: expected 'sequential' or 'pipelined', got '" +
-              std::string(text) + "'");
+  throw Error("--all-reduce-mode: expected 'sequential' or 'pipelined', got '" + std::string(text) +
+              "'");
 }
 
 std::string to_string(AllReduceMode mode) {
@@ -297,8 +294,6 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     throw Error("synthesize: the collective was made for " +
                 std::to_string(collective.topology_npus()) + " NPUs but the topology has " +
                 std::to_string(topology.npus()));
-  if (topology.switches() != 0)
-    throw Error("synthesize: the topology still has switch devices; unwind them first");
   require_reachable(topology, collective);
   const auto started = std::chrono::steady_clock::now();
   const Trial trial = make_trial(topology, collective, options);

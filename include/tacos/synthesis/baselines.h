@@ -90,6 +90,25 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& unwound,
 namespace detail {
 // Building blocks of the baselines (src/synthesis/baseline_*.cpp); not a stable interface.
 
+// The baselines plan between NPUs; on a topology with switch devices they plan over
+// switch_route_view() while this scope names the real topology their times are taken on.
+class TimingTopologyScope {
+ public:
+  explicit TimingTopologyScope(const Topology& timing);
+  ~TimingTopologyScope();
+  TimingTopologyScope(const TimingTopologyScope&) = delete;
+  TimingTopologyScope& operator=(const TimingTopologyScope&) = delete;
+
+ private:
+  const Topology* previous_;
+};
+// The topology in scope, else `planned_on`.
+const Topology& timing_topology(const Topology& planned_on);
+
+Algorithm synthesize_baseline_on(Baseline baseline, const Topology& unwound,
+                                 const Collective& collective, LinkModel model,
+                                 const std::string& topology_spec);
+
 // Collects logical messages and turns them into a routed, compacted Algorithm (see the top of
 // this file). Dependencies must point to strictly smaller steps; messages of one step are
 // independent of each other. Reduce messages of one chunk must form an in-tree over the members

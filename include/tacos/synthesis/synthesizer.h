@@ -25,8 +25,8 @@ std::string to_string(AllReduceMode mode);
 
 struct SynthesisOptions {
   std::uint64_t seed = 1;
-  int trials = 1;        // seeds seed, seed+1, ...; the fastest is kept (ties: lowest seed)
-  int threads = 0;       // 0: every hardware thread
+  int trials = 1;   // seeds seed, seed+1, ...; the fastest is kept (ties: lowest seed)
+  int threads = 0;  // 0: every hardware thread
   LinkModel link_model = LinkModel::kTacos;
   bool keep_transfers = true;  // false: time and statistics only (--time-only)
   AllReduceMode all_reduce_mode = AllReduceMode::kPipelined;
@@ -34,16 +34,18 @@ struct SynthesisOptions {
 };
 
 struct SynthesisResult {
-  Algorithm algorithm;        // empty transfer list when !keep_transfers
-  Time collective_time = 0;   // last useful arrival
-  std::uint64_t seed = 0;     // the winning trial's seed
+  Algorithm algorithm;       // empty transfer list when !keep_transfers
+  Time collective_time = 0;  // last useful arrival
+  std::uint64_t seed = 0;    // the winning trial's seed
   std::int64_t transfers = 0;
   std::int64_t wasted_transfers = 0;  // deliveries beaten by a faster path
-  double seconds = 0;         // wall time of synthesis alone (all trials)
+  double seconds = 0;                 // wall time of synthesis alone (all trials)
 };
 
 // The TACOS greedy time-expanded-network matching (DESIGN.md) for every collective kind.
-// `topology` must have no switch devices (call Topology::unwind_switches first). Throws Error
+// Switch devices are planned through natively (SwitchRoutes: a message holds each port of its
+// route in turn, store-and-forward, and is only sent when every port is free in time);
+// Topology::unwind_switches gives the TACOS paper's model instead. Throws Error
 // naming a source and a destination that cannot reach each other.
 SynthesisResult synthesize_tacos(const Topology& topology, const Collective& collective,
                                  const SynthesisOptions& options);
