@@ -81,10 +81,27 @@ TEST(BaselineHandWorked, HierarchicalAllReduceOnHypercube8IsRhd) {
   EXPECT_EQ(a.collective_time, expected);
 }
 
-TEST(BaselineHandWorked, RingAllGatherPipelinesPieces) {
-  // K = 2: 2 x 7 steps of 64 KiB.
+TEST(BaselineHandWorked, RingAllGatherTurnsBothWays) {
+  // K = 2 on a bidirectional ring: one piece clockwise, one counter-clockwise, at once: 7 steps
+  // of 64 KiB.
   const Algorithm a = run(Baseline::kRing, "ring:8", CollectiveKind::kAllGather, 1 << 20, 2);
-  EXPECT_EQ(a.collective_time, 14 * step(65536));
+  EXPECT_EQ(a.collective_time, 7 * step(65536));
+  // One way only on a unidirectional ring: 2 x 7 steps of 64 KiB.
+  const Algorithm b = run(Baseline::kRing, "uniring:8", CollectiveKind::kAllGather, 1 << 20, 2);
+  EXPECT_EQ(b.collective_time, 14 * step(65536));
+}
+
+TEST(BaselineHandWorked, RingPipelinesPiecesThroughASwitch) {
+  // switch:8, K = 2, one ring (a full-duplex port carries both directions already). Hop-major
+  // order: each uplink sends both pieces' first hop, then every later hop as soon as it
+  // arrives (two port hops later): 14 messages back to back, plus the last one's down hop.
+  const Topology topology = generate_topology("switch:8", parse_link_params("50", "0.5us"));
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 2);
+  const Algorithm a =
+      synthesize_baseline(Baseline::kRing, topology, c, LinkModel::kTacos, "switch:8");
+  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(a.collective_time, 15 * step(65536));
 }
 
 TEST(BaselineHandWorked, HierarchicalAllReduceOnRing4Fc2) {

@@ -15,9 +15,9 @@ const fs::path kData = TACOS_SHARED_DATA_DIR;
 
 TEST(CliCompare, JsonHasEveryKeyAndSkippedReasons) {
   const fs::path plot = scratch_dir("compare") / "plot.svg";
-  const RunResult r = run_tacos(
-      "compare --topology ring:8 --collective all-reduce --size 1MiB --json --plot " +
-      plot.string());
+  const RunResult r =
+      run_tacos("compare --topology ring:8 --collective all-reduce --size 1MiB --json --plot " +
+                plot.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"].size(), 6u);
@@ -53,8 +53,7 @@ TEST(CliFormats, RoundTripsThroughEveryFormat) {
         (dir / "out" / "msccl" / (std::string("tacos_") + collective + ".xml")).string();
     for (const std::string& file :
          {(dir / "out" / "algorithm.json").string(), xml, (dir / "out" / "chakra").string()}) {
-      const RunResult sim =
-          run_tacos("simulate --topology torus2d:4x4 --json --algorithm " + file);
+      const RunResult sim = run_tacos("simulate --topology torus2d:4x4 --json --algorithm " + file);
       ASSERT_EQ(sim.exit_code, 0) << file << ": " << sim.err;
       const auto j = nlohmann::json::parse(sim.out);
       EXPECT_TRUE(j["verified"].get<bool>()) << file << ": " << j.dump();
@@ -67,12 +66,12 @@ TEST(CliFormats, ConvertJsonToXmlAndBack) {
   const fs::path dir = scratch_dir("convert");
   ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 4MiB --out " + dir.string()).exit_code,
             0);
-  const RunResult to_xml = run_tacos("convert --topology ring:4 " +
-                                     (dir / "algorithm.json").string() + " " +
-                                     (dir / "ag.xml").string());
+  const RunResult to_xml =
+      run_tacos("convert --topology ring:4 " + (dir / "algorithm.json").string() + " " +
+                (dir / "ag.xml").string());
   ASSERT_EQ(to_xml.exit_code, 0) << to_xml.err;
-  const RunResult back = run_tacos("convert --topology ring:4 " + (dir / "ag.xml").string() +
-                                   " " + (dir / "back.json").string());
+  const RunResult back = run_tacos("convert --topology ring:4 " + (dir / "ag.xml").string() + " " +
+                                   (dir / "back.json").string());
   ASSERT_EQ(back.exit_code, 0) << back.err;
   const RunResult check =
       run_tacos("verify --topology ring:4 --algorithm " + (dir / "back.json").string());
@@ -99,8 +98,8 @@ TEST(CliFormats, VerifyRejectsAnAlteredSample) {
 TEST(CliFormats, SimulatesTheChakraSample) {
   const fs::path sample = kData / "chakra" / "custom_ring_allreduce_8npus";
   if (!fs::exists(sample)) GTEST_SKIP() << "../shared/data is absent; sample test skipped";
-  const RunResult r = run_tacos("simulate --topology ring:8 --link-model astra --json --algorithm " +
-                                sample.string());
+  const RunResult r = run_tacos(
+      "simulate --topology ring:8 --link-model astra --json --algorithm " + sample.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // 14 ring steps of 0.5 us + 131072 B / 50 GB/s, and 7 reductions of 7 us.

@@ -11,8 +11,8 @@ namespace {
 using namespace tacos_test;
 
 TEST(Cli, SynthesizeJsonHasTheContractKeys) {
-  const RunResult r = run_tacos(
-      "synthesize --topology uniring:4 --collective all-gather --size 1MiB --json");
+  const RunResult r =
+      run_tacos("synthesize --topology uniring:4 --collective all-gather --size 1MiB --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);  // exactly one JSON object on stdout
   EXPECT_EQ(j["npus"], 4);
@@ -130,8 +130,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"overflow_size", "--topology ring:4 --size 99999999999999999999", "--size"},
         BadInput{"overflow_size_unit", "--topology ring:4 --size 100000000TiB", "--size"},
         BadInput{"tiny_chunk", "--topology ring:16 --size 10", "less than one byte"},
-        BadInput{"unknown_collective", "--topology ring:4 --collective all-scatter",
-                 "all-scatter"},
+        BadInput{"unknown_collective", "--topology ring:4 --collective all-scatter", "all-scatter"},
         BadInput{"zero_chunks", "--topology ring:4 --chunks-per-npu 0", "--chunks-per-npu"},
         BadInput{"missing_file", "--topology /nonexistent/topo.yaml", "/nonexistent/topo.yaml"},
         BadInput{"malformed_yaml",
@@ -155,16 +154,18 @@ INSTANTIATE_TEST_SUITE_P(
                           "1us}\n"),
                  "7"},
         BadInput{"root_outside", "--topology ring:8 --collective broadcast --root 9", "--root"},
-        BadInput{"root_outside_group",
-                 "--topology ring:8 --collective gather --npus 0-3 --root 5", "--root"},
+        BadInput{"root_outside_group", "--topology ring:8 --collective gather --npus 0-3 --root 5",
+                 "--root"},
         BadInput{"npus_duplicate", "--topology ring:8 --npus 1,2,2", "listed twice"},
         BadInput{"npus_out_of_range", "--topology ring:8 --npus 0-9", "outside"},
         BadInput{"npus_empty", "--topology ring:8 --npus ''", "--npus"},
         BadInput{"npus_single", "--topology ring:8 --npus 3", "at least 2"},
         BadInput{"root_without_root", "--topology ring:8 --collective all-gather --root 1",
                  "has no root"},
-        BadInput{"bad_all_reduce_mode", "--topology ring:8 --collective all-reduce "
-                 "--all-reduce-mode eager", "--all-reduce-mode"},
+        BadInput{"bad_all_reduce_mode",
+                 "--topology ring:8 --collective all-reduce "
+                 "--all-reduce-mode eager",
+                 "--all-reduce-mode"},
         BadInput{"unreachable",
                  "--topology " +
                      yaml("oneway.yaml",

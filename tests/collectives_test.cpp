@@ -30,8 +30,7 @@ SynthesisResult run(const Topology& topology, CollectiveKind kind, Bytes size, i
   options.link_model = model;
   options.all_reduce_mode = mode;
   options.seed = seed;
-  return synthesize_tacos(topology,
-                          Collective::make(kind, topology.npus(), size, k, members, root),
+  return synthesize_tacos(topology, Collective::make(kind, topology.npus(), size, k, members, root),
                           options);
 }
 
@@ -84,8 +83,8 @@ TEST_P(ReversalSymmetry, ReduceScatterTakesAsLongAsAllGather) {
   for (std::uint64_t seed : {1, 2, 3}) {
     const auto ag = run(t, CollectiveKind::kAllGather, 64 << 20, 1, {}, 0, LinkModel::kTacos,
                         AllReduceMode::kPipelined, seed);
-    const auto rs = run(t, CollectiveKind::kReduceScatter, 64 << 20, 1, {}, 0,
-                        LinkModel::kTacos, AllReduceMode::kPipelined, seed);
+    const auto rs = run(t, CollectiveKind::kReduceScatter, 64 << 20, 1, {}, 0, LinkModel::kTacos,
+                        AllReduceMode::kPipelined, seed);
     EXPECT_EQ(rs.collective_time, ag.collective_time) << "seed " << seed;
   }
 }
@@ -101,15 +100,15 @@ struct AllReduceCase {
 // least 3% faster (numbers in the README).
 TEST(Collectives, PipelinedAllReduceNeverSlowerAndFasterSomewhere) {
   double best_gain = 0;
-  for (const AllReduceCase& c : {AllReduceCase{"torus2d:8x8", "50"},
-                                 AllReduceCase{"mesh2d:8x8", "50,25"},
-                                 AllReduceCase{"ring:4,fc:4,switch:4", "50"}}) {
+  for (const AllReduceCase& c :
+       {AllReduceCase{"torus2d:8x8", "50"}, AllReduceCase{"mesh2d:8x8", "50,25"},
+        AllReduceCase{"ring:4,fc:4,switch:4", "50"}}) {
     const Topology t = make(c.spec, c.bandwidth);
     for (int k : {1, 4}) {
       const auto seq = run(t, CollectiveKind::kAllReduce, 64 << 20, k, {}, 0, LinkModel::kTacos,
                            AllReduceMode::kSequential);
-      const auto pipe = run(t, CollectiveKind::kAllReduce, 64 << 20, k, {}, 0,
-                            LinkModel::kTacos, AllReduceMode::kPipelined);
+      const auto pipe = run(t, CollectiveKind::kAllReduce, 64 << 20, k, {}, 0, LinkModel::kTacos,
+                            AllReduceMode::kPipelined);
       EXPECT_TRUE(verify_algorithm(seq.algorithm, t, LinkModel::kTacos).ok) << c.spec;
       EXPECT_TRUE(verify_algorithm(pipe.algorithm, t, LinkModel::kTacos).ok) << c.spec;
       EXPECT_LE(pipe.collective_time, seq.collective_time) << c.spec << " K=" << k;

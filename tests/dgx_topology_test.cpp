@@ -6,6 +6,7 @@
 #include "tacos/common/error.h"
 #include "tacos/topology/generators.h"
 #include "tacos/topology/loader.h"
+#include "tacos/topology/switch_routes.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos {
@@ -76,11 +77,13 @@ struct ClusterCase {
 class DgxCluster : public ::testing::TestWithParam<ClusterCase> {};
 
 TEST_P(DgxCluster, DevicesLinksAndBandwidths) {
+  // NVSwitch per node; NIC g of every node on the leaf of rail g (one leaf per rail: these
+  // node counts fit a leaf's ports).
   const ClusterCase& c = GetParam();
   const Topology t = gen(c.spec);
   const int npus = 8 * c.nodes;
   EXPECT_EQ(t.npus(), npus);
-  EXPECT_EQ(t.switches(), c.nodes == 1 ? 1 : c.nodes + 1);
+  EXPECT_EQ(t.switches(), c.nodes == 1 ? 1 : c.nodes + 8);
   EXPECT_EQ(t.num_links(), c.nodes == 1 ? 2 * npus : 4 * npus);
   for (int gpu = 0; gpu < npus; ++gpu) {
     const DeviceId nvswitch = npus + gpu / 8;
@@ -98,15 +101,37 @@ TEST_P(DgxCluster, DevicesLinksAndBandwidths) {
         EXPECT_EQ(t.find_link(gpu, other), -1);
       }
     if (c.nodes > 1) {
-      const DeviceId network = npus + c.nodes;
-      const LinkId nic = t.find_link(gpu, network);
+      const DeviceId leaf = npus + c.nodes + gpu % 8;
+      const LinkId nic = t.find_link(gpu, leaf);
       ASSERT_GE(nic, 0);
-      ASSERT_GE(t.find_link(network, gpu), 0);
+      ASSERT_GE(t.find_link(leaf, gpu), 0);
       EXPECT_DOUBLE_EQ(t.link(nic).bandwidth_gbps, c.nic_gbps);
       EXPECT_EQ(t.link(nic).latency_ps, 1'000'000);
+      EXPECT_EQ(t.out_links(gpu).size(), 2u);
     }
   }
   t.require_strongly_connected();
+}
+
+TEST_P(DgxCluster, SwitchRoutesStayOnTheNodeOrTheRail) {
+  const ClusterCase& c = GetParam();
+  const Topology t = gen(c.spec);
+  const SwitchRoutes routes(t);
+  const int npus = 8 * c.nodes;
+  for (int a = 0; a < npus; ++a)
+    for (int b = 0; b < npus; ++b) {
+      if (a == b) continue;
+      const auto route = routes.route(a, b);
+      if (a / 8 == b / 8) {
+        ASSERT_EQ(route.size(), 2u) << a << "->" << b;
+        EXPECT_EQ(t.link(route[0]).dst, npus + a / 8);
+      } else if (a % 8 == b % 8) {
+        ASSERT_EQ(route.size(), 2u) << a << "->" << b;
+        EXPECT_EQ(t.link(route[0]).dst, npus + c.nodes + a % 8);
+      } else {
+        EXPECT_TRUE(route.empty()) << a << "->" << b << ": other node, other rail: relay";
+      }
+    }
 }
 
 TEST_P(DgxCluster, UnwindsToDirectLinks) {
@@ -115,23 +140,50 @@ TEST_P(DgxCluster, UnwindsToDirectLinks) {
   const int npus = 8 * c.nodes;
   EXPECT_EQ(t.switches(), 0);
   EXPECT_EQ(t.npus(), npus);
-  // Every ordered pair: intra-node through the NVSwitch, inter-node through the network.
-  EXPECT_EQ(t.num_links(), c.nodes == 1 ? 56 : npus * (npus - 1));
+  // Same node: through the NVSwitch; same rail on another node: through the rail's leaf.
+  EXPECT_EQ(t.num_links(), npus * 7 + (c.nodes > 1 ? npus * (c.nodes - 1) : 0));
   for (int a = 0; a < npus; ++a)
     for (int b = 0; b < npus; ++b) {
       if (a == b) continue;
       const LinkId id = t.find_link(a, b);
-      if (c.nodes == 1 && a / 8 != b / 8) continue;
-      ASSERT_GE(id, 0) << a << "->" << b;
       if (a / 8 == b / 8) {
-        // P = 8 GPUs on the NVSwitch: B / (P - 1), latency 2L; faster than the network path.
+        ASSERT_GE(id, 0) << a << "->" << b;
+        // P = 8 GPUs on the NVSwitch: B / (P - 1), latency 2L.
         EXPECT_DOUBLE_EQ(t.link(id).bandwidth_gbps, c.nvswitch_gbps / 7);
         EXPECT_EQ(t.link(id).latency_ps, 500'000);
-      } else {
-        EXPECT_DOUBLE_EQ(t.link(id).bandwidth_gbps, c.nic_gbps / (npus - 1));
+      } else if (a % 8 == b % 8) {
+        ASSERT_GE(id, 0) << a << "->" << b;
+        EXPECT_DOUBLE_EQ(t.link(id).bandwidth_gbps, c.nic_gbps / (c.nodes - 1));
         EXPECT_EQ(t.link(id).latency_ps, 2'000'000);
+      } else {
+        EXPECT_EQ(id, -1);
       }
     }
+}
+
+TEST(DgxTopology, SpinesAboveTheLeavesWhenNodesExceedALeaf) {
+  // dgx-h100:128: Quantum-2 leaves of 64 ports, 32 down and 32 up: 4 leaves per rail (32
+  // leaves), 32 x 32 uplinks over 16 spines of 64 ports: 2 cables (100 GB/s) per leaf-spine.
+  const Topology h = gen("dgx-h100:128");
+  EXPECT_EQ(h.npus(), 1024);
+  EXPECT_EQ(h.switches(), 128 + 32 + 16);
+  const DeviceId first_leaf = 1024 + 128, first_spine = first_leaf + 32;
+  // GPU 3 of node 40 is on rail 3's second leaf (nodes 32..63).
+  EXPECT_GE(h.find_link(40 * 8 + 3, first_leaf + 3 * 4 + 1), 0);
+  const LinkId up = h.find_link(first_leaf, first_spine + 15);
+  ASSERT_GE(up, 0);
+  EXPECT_DOUBLE_EQ(h.link(up).bandwidth_gbps, 100.0);
+  const SwitchRoutes routes(h);
+  EXPECT_EQ(routes.route(3, 40 * 8 + 3).size(), 4u);  // leaf, spine, leaf
+  EXPECT_EQ(routes.route(3, 20 * 8 + 3).size(), 2u);  // the same leaf
+  // dgx-a100:64: 40-port HDR leaves, 20 down: 4 leaves per rail, 32 x 20 uplinks over 16
+  // spines: 1.25 cables per leaf-spine pair on average, entered as 31.25 GB/s.
+  const Topology a = gen("dgx-a100:64");
+  EXPECT_EQ(a.switches(), 64 + 32 + 16);
+  const LinkId a_up = a.find_link(512 + 64, 512 + 64 + 32);
+  ASSERT_GE(a_up, 0);
+  EXPECT_DOUBLE_EQ(a.link(a_up).bandwidth_gbps, 31.25);
+  EXPECT_THROW(gen("dgx-a100:101"), Error);  // would need a third tier
 }
 
 INSTANTIATE_TEST_SUITE_P(Dgx, DgxCluster,
@@ -156,7 +208,7 @@ TEST(DgxTopology, ClusterWithoutNodeCountIsOneNode) {
 TEST(DgxTopology, ExplicitParametersOverrideTheDatasheet) {
   const Topology t = gen("dgx-a100:2", "100,10", "0.1us,2us");
   const LinkId intra = t.find_link(0, 16);
-  const LinkId inter = t.find_link(0, 18);
+  const LinkId inter = t.find_link(0, 18);  // GPU 0's NIC on rail 0's leaf
   ASSERT_GE(intra, 0);
   ASSERT_GE(inter, 0);
   EXPECT_DOUBLE_EQ(t.link(intra).bandwidth_gbps, 100.0);

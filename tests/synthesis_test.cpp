@@ -117,8 +117,8 @@ TEST(TacosSynthesis, TrialsKeepTheFastestSeed) {
   Time best_single = std::numeric_limits<Time>::max();
   for (std::uint64_t seed = 1; seed <= 6; ++seed)
     best_single = std::min(
-        best_single, all_gather(topology, Bytes{64} << 20, 1, 1, LinkModel::kTacos, seed)
-                         .collective_time);
+        best_single,
+        all_gather(topology, Bytes{64} << 20, 1, 1, LinkModel::kTacos, seed).collective_time);
   const SynthesisResult best = all_gather(topology, Bytes{64} << 20, 1, 6);
   EXPECT_EQ(best.collective_time, best_single);
   EXPECT_GE(best.seed, 1u);
@@ -143,17 +143,17 @@ TEST_P(SynthesisProperties, VerifiedAndSimulatedExactly) {
 
 INSTANTIATE_TEST_SUITE_P(
     Topologies, SynthesisProperties,
-    ::testing::Combine(::testing::Values("ring:8", "uniring:5", "fc:6", "switch:8",
-                                         "mesh2d:4x3", "torus2d:4x4", "mesh3d:2x3x2",
-                                         "torus3d:3x3x3", "hypercube:16", "ring:4,fc:2,switch:3"),
+    ::testing::Combine(::testing::Values("ring:8", "uniring:5", "fc:6", "switch:8", "mesh2d:4x3",
+                                         "torus2d:4x4", "mesh3d:2x3x2", "torus3d:3x3x3",
+                                         "hypercube:16", "ring:4,fc:2,switch:3"),
                        ::testing::Values("50"),
                        ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)));
 
-INSTANTIATE_TEST_SUITE_P(
-    Heterogeneous, SynthesisProperties,
-    ::testing::Combine(::testing::Values("mesh2d:5x5", "torus2d:6x4"),
-                       ::testing::Values("50,20", "100,35"),
-                       ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)));
+INSTANTIATE_TEST_SUITE_P(Heterogeneous, SynthesisProperties,
+                         ::testing::Combine(::testing::Values("mesh2d:5x5", "torus2d:6x4"),
+                                            ::testing::Values("50,20", "100,35"),
+                                            ::testing::Values(LinkModel::kTacos,
+                                                              LinkModel::kAstra)));
 
 TEST(TacosSynthesis, LargerTorusPostconditionsAndNoLinkOverlap) {
   const Topology topology = make("torus2d:16x16", "50,25", "0.5us,1us");
@@ -164,9 +164,8 @@ TEST(TacosSynthesis, LargerTorusPostconditionsAndNoLinkOverlap) {
 }
 
 TEST(TacosSynthesis, RejectsDisconnectedTopology) {
-  const Topology two_islands(4, 0,
-                             {Link{0, 1, 50, 0}, Link{1, 0, 50, 0}, Link{2, 3, 50, 0},
-                              Link{3, 2, 50, 0}});
+  const Topology two_islands(
+      4, 0, {Link{0, 1, 50, 0}, Link{1, 0, 50, 0}, Link{2, 3, 50, 0}, Link{3, 2, 50, 0}});
   try {
     all_gather(two_islands, 1 << 20, 1, 1);
     FAIL() << "expected an error";

@@ -11,6 +11,7 @@
 #include "tacos/common/error.h"
 #include "tacos/topology/describe.h"
 #include "tacos/topology/loader.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -250,18 +251,22 @@ TEST(TopologyYaml, LinkErrors) {
                     4, "duplicate link 1 -> 0 (first given on line 3)");
 }
 
-TEST(TopologyYaml, ValidationErrorsNameTheFile) {
-  // Switch-to-switch links are rejected by Topology itself; its message gets the file name.
+TEST(TopologyYaml, SwitchToSwitchLinksMakeTiers) {
+  // NPU 0 on leaf 2, NPU 1 on leaf 3, the leaves joined: a message crosses both switches.
   const std::string path =
-      write_temp("switch_switch.yaml",
-                 "npus: 1\nswitches: 2\nlinks:\n  - {src: 1, dst: 2, bandwidth: 1, latency: 1}\n");
-  try {
-    read_topology_yaml(path);
-    ADD_FAILURE();
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << e.what();
-    EXPECT_NE(std::string(e.what()).find("switch-to-switch"), std::string::npos) << e.what();
-  }
+      write_temp("two_tier.yaml",
+                 "npus: 2\nswitches: 2\nlinks:\n"
+                 "  - {src: 0, dst: 2, bandwidth: 50, latency: 1us, bidirectional: true}\n"
+                 "  - {src: 1, dst: 3, bandwidth: 50, latency: 1us, bidirectional: true}\n"
+                 "  - {src: 2, dst: 3, bandwidth: 100, latency: 1us, bidirectional: true}\n");
+  const Topology t = read_topology_yaml(path);
+  EXPECT_EQ(t.num_links(), 6);
+  const SwitchRoutes routes(t);
+  const auto route = routes.route(0, 1);
+  ASSERT_EQ(route.size(), 3u);
+  EXPECT_EQ(t.link(route[0]).dst, 2);
+  EXPECT_EQ(t.link(route[1]).dst, 3);
+  EXPECT_EQ(t.link(route[2]).dst, 1);
 }
 
 TEST(TopologyYaml, GenerateErrors) {

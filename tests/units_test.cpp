@@ -1,9 +1,10 @@
+#include "tacos/common/units.h"
+
 #include <gtest/gtest.h>
 
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
 #include "tacos/common/link_model.h"
-#include "tacos/common/units.h"
 
 namespace tacos {
 namespace {
@@ -19,8 +20,8 @@ TEST(Units, SizesWithDecimalAndBinarySuffixes) {
 }
 
 TEST(Units, BadSizesThrow) {
-  for (const char* bad : {"", "MiB", "12XB", "0", "0MiB", "-5", "1.5MiB", "99999999999999999999",
-                          "100000000TiB"})
+  for (const char* bad :
+       {"", "MiB", "12XB", "0", "0MiB", "-5", "1.5MiB", "99999999999999999999", "100000000TiB"})
     EXPECT_THROW(parse_size(bad), Error) << bad;
 }
 

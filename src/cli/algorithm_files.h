@@ -16,8 +16,8 @@ std::string to_string(AlgorithmFormat format);
 
 struct LoadedAlgorithm {
   AlgorithmFormat format = AlgorithmFormat::kJson;
-  Topology network;                  // unwound topology the algorithm runs on
-  std::string topology_spec;         // as given, or "fc:N" when none was given
+  Topology network;                    // unwound topology the algorithm runs on
+  std::string topology_spec;           // as given, or "fc:N" when none was given
   std::optional<Algorithm> algorithm;  // absent for Chakra sets without chunk identity
   std::optional<EtTrace> trace;        // Chakra only
 };

@@ -31,7 +31,7 @@ struct BoundCommand {
     const Topology full = topology.load();  // switch devices kept: they are cut vertices
     const std::vector<NpuId> members = npus.empty() ? std::vector<NpuId>{} : parse_npu_list(npus);
     const Collective coll =
-        Collective::make(kind, full.npus(), bytes, flags.chunks_per_npu, members, root);
+        Collective::make(kind, full.npus(), bytes, flags.chunks(), members, root);
     const LowerBound bound = compute_lower_bound(full, coll);
     const double algbw = bound.bandwidth_bound_us > 0 ? static_cast<double>(bytes) / kBytesPerGB /
                                                             (bound.bandwidth_bound_us * 1e-6)
@@ -46,7 +46,7 @@ struct BoundCommand {
       out["npus_in_collective"] = coll.num_members();
       if (has_root(kind)) out["root"] = coll.root();
       out["size_bytes"] = bytes;
-      out["chunks_per_npu"] = flags.chunks_per_npu;
+      out["chunks_per_npu"] = flags.chunks();
       out["chunk_bytes"] = coll.chunk_bytes();
       out["lower_bound_us"] = bound.lower_bound_us;
       out["latency_bound_us"] = bound.latency_bound_us;
@@ -65,7 +65,7 @@ struct BoundCommand {
       std::printf("  collective         %d NPUs%s\n", coll.num_members(),
                   has_root(kind) ? (", root " + std::to_string(coll.root())).c_str() : "");
     std::printf("  size               %s per NPU, %d chunk(s) per NPU of %s\n",
-                format_bytes(bytes).c_str(), flags.chunks_per_npu,
+                format_bytes(bytes).c_str(), flags.chunks(),
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  lower bound        %.6f us\n", bound.lower_bound_us);
     std::printf("  latency bound      %.6f us\n", bound.latency_bound_us);

@@ -37,6 +37,10 @@ void CollectiveOptions::add_to(CLI::App& command) {
 }
 
 Collective CollectiveOptions::make(const Topology& network, const SynthesisFlags& flags) const {
+  return make(network, flags.chunks());
+}
+
+Collective CollectiveOptions::make(const Topology& network, int chunks_per_npu) const {
   const CollectiveKind kind = parse_collective_kind(collective);
   const Bytes bytes = parse_size(size);
   if (trials < 1) throw Error("--trials: must be at least 1, got " + std::to_string(trials));
@@ -44,7 +48,7 @@ Collective CollectiveOptions::make(const Topology& network, const SynthesisFlags
   if (root_given && !has_root(kind)) throw Error("--root: " + to_string(kind) + " has no root");
   parse_all_reduce_mode(all_reduce_mode);
   const std::vector<NpuId> members = npus_given ? parse_npu_list(npus) : std::vector<NpuId>{};
-  return Collective::make(kind, network.npus(), bytes, flags.chunks_per_npu, members, root);
+  return Collective::make(kind, network.npus(), bytes, chunks_per_npu, members, root);
 }
 
 SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flags) const {

@@ -23,6 +23,7 @@ struct CollectiveOptions {
   void add_to(CLI::App& command);
   // Validates the flags against the (unwound) topology and builds the collective.
   Collective make(const Topology& network, const SynthesisFlags& flags) const;
+  Collective make(const Topology& network, int chunks_per_npu) const;
   SynthesisOptions synthesis_options(const SynthesisFlags& flags) const;
 };
 

@@ -1,5 +1,8 @@
 #include "common_options.h"
 
+#include <charconv>
+
+#include "tacos/common/error.h"
 #include "tacos/topology/generators.h"
 #include "tacos/topology/loader.h"
 
@@ -37,11 +40,24 @@ Topology TopologyOptions::load() const {
   return load_topology(topology, parse_link_params(bandwidth, latency));
 }
 
+int SynthesisFlags::chunks() const {
+  if (auto_chunks()) return 1;
+  int k = 0;
+  const auto [end, error] =
+      std::from_chars(chunks_per_npu.data(), chunks_per_npu.data() + chunks_per_npu.size(), k);
+  if (chunks_per_npu.empty() || error != std::errc() ||
+      end != chunks_per_npu.data() + chunks_per_npu.size() || k < 1)
+    throw Error("--chunks-per-npu: expected a whole number >= 1 or 'auto', got '" + chunks_per_npu +
+                "'");
+  return k;
+}
+
 void SynthesisFlags::add_to(CLI::App& command) {
   command
       .add_option("--chunks-per-npu", chunks_per_npu,
                   "Chunks each NPU's share is split into (K); chunk = size / (N*K) bytes "
-                  "(Broadcast, Reduce: size / K)")
+                  "(Broadcast, Reduce: size / K). 'auto' tries K = 1, 2, 4, ... and keeps the "
+                  "fastest (stops after two doublings without gain or past a work budget)")
       ->capture_default_str();
   command.add_option("--seed", seed, "Random seed of the synthesizer")->capture_default_str();
   command

@@ -23,11 +23,15 @@ struct TopologyOptions {
 };
 
 struct SynthesisFlags {
-  int chunks_per_npu = 1;
+  std::string chunks_per_npu = "1";  // a whole number or "auto"
   std::uint64_t seed = 1;
   std::string link_model = "tacos";
   void add_to(CLI::App& command);
   LinkModel model() const { return parse_link_model(link_model); }
+  // --chunks-per-npu auto: the runner searches K (algorithm_runner.h).
+  bool auto_chunks() const { return chunks_per_npu == "auto"; }
+  // K as given (1 for auto, where the search starts); Error on anything else.
+  int chunks() const;
 };
 
 }  // namespace tacos::cli

@@ -53,13 +53,16 @@ struct CompareCommand {
       std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n\n",
                   bound->lower_bound_us, bound->latency_bound_us, bound->bandwidth_bound_us);
     if (!json)
-      std::printf("%-13s %14s %12s %11s %13s  %s\n", "algorithm", "time (us)", "algbw (GB/s)",
-                  "vs bound", "synthesis (s)", "verified");
+      std::printf("%-13s %5s %14s %12s %11s %13s  %s\n", "algorithm", "K", "time (us)",
+                  "algbw (GB/s)", "vs bound", "synthesis (s)", "verified");
     for (const std::string& name : names) {
-      AlgorithmRun run = run_algorithm(name, network, coll, options, topology.topology);
+      AlgorithmRun run = run_algorithm_searching_chunks(
+          name, network, [&](int k) { return collective.make(network, k); }, flags.auto_chunks(),
+          coll.chunks_per_npu(), options, topology.topology);
       nlohmann::ordered_json row;
       row["algorithm"] = name;
       if (run.skipped_reason) {
+        row["chunks_per_npu"] = nullptr;
         row["collective_time_us"] = nullptr;
         row["algbw_gbps"] = nullptr;
         row["lower_bound_us"] = bound ? nlohmann::ordered_json(bound->lower_bound_us) : nullptr;
@@ -69,15 +72,16 @@ struct CompareCommand {
         row["skipped_reason"] = *run.skipped_reason;
         bars.emplace_back(name, std::nan(""));
         if (!json)
-          std::printf("%-13s %14s %12s %11s %13s  skipped: %s\n", name.c_str(), "-", "-", "-",
-                      "-", run.skipped_reason->c_str());
+          std::printf("%-13s %5s %14s %12s %11s %13s  skipped: %s\n", name.c_str(), "-", "-", "-",
+                      "-", "-", run.skipped_reason->c_str());
         results.push_back(row);
         continue;
       }
       // Every algorithm is timed by the same simulator under the same link model.
       run.result.collective_time =
           simulate(run.result.algorithm, network, options.link_model).collective_time;
-      const Report report = make_report(run, coll, bound);
+      const Report report = make_report(run, run.result.algorithm.collective(), bound);
+      row["chunks_per_npu"] = run.result.algorithm.collective().chunks_per_npu();
       row["collective_time_us"] = to_micros(run.result.collective_time);
       row["algbw_gbps"] = report.algbw_gbps;
       row["lower_bound_us"] = json_or_null(report.lower_bound_us);
@@ -88,17 +92,19 @@ struct CompareCommand {
       results.push_back(row);
       bars.emplace_back(name, to_micros(run.result.collective_time));
       if (!json)
-        std::printf("%-13s %14s %12.2f %11s %13.3f  %s\n", name.c_str(),
+        std::printf("%-13s %5d %14s %12.2f %11s %13.3f  %s\n", name.c_str(),
+                    run.result.algorithm.collective().chunks_per_npu(),
                     format_micros(run.result.collective_time).c_str(), report.algbw_gbps,
-                    report.bound_ratio ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
-                                       : "-",
+                    report.bound_ratio
+                        ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
+                        : "-",
                     run.result.seconds, run.verified && *run.verified ? "yes" : "no");
     }
     if (!plot.empty())
-      write_file_atomically(plot, bar_chart_svg(to_string(coll.kind()) + " on " + full.name() +
-                                                    ", " + format_bytes(coll.size()) +
-                                                    ": collective time",
-                                                bars, "us"));
+      write_file_atomically(plot,
+                            bar_chart_svg(to_string(coll.kind()) + " on " + full.name() + ", " +
+                                              format_bytes(coll.size()) + ": collective time",
+                                          bars, "us"));
     if (json) {
       nlohmann::ordered_json out;
       out["topology"] = full.name();

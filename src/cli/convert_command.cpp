@@ -24,7 +24,8 @@ struct ConvertCommand {
 
   void run() const {
     const LinkModel model = parse_link_model(link_model);
-    const std::optional<Bytes> bytes = size.empty() ? std::nullopt : std::optional(parse_size(size));
+    const std::optional<Bytes> bytes =
+        size.empty() ? std::nullopt : std::optional(parse_size(size));
     const LoadedAlgorithm loaded = load_algorithm_file(in, topology, topology_given, model, bytes);
     if (!loaded.algorithm)
       throw Error("convert: " + in +

@@ -16,8 +16,8 @@ Report make_report(const AlgorithmRun& run, const Collective& collective,
   Report report;
   const Time time = run.result.collective_time;
   if (time > 0)
-    report.algbw_gbps = static_cast<double>(collective.size()) / kBytesPerGB /
-                        (static_cast<double>(time) * 1e-12);
+    report.algbw_gbps =
+        static_cast<double>(collective.size()) / kBytesPerGB / (static_cast<double>(time) * 1e-12);
   if (bound) {
     report.lower_bound_us = bound->lower_bound_us;
     if (bound->lower_bound_us > 0) report.bound_ratio = to_micros(time) / bound->lower_bound_us;

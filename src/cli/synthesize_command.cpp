@@ -70,7 +70,7 @@ struct SynthesizeCommand {
   void run() const {
     const Topology full = topology.load();
     const Topology network = topology.network(full);
-    const Collective coll = collective.make(network, flags);
+    const Collective requested = collective.make(network, flags);
     if (time_only && !out_dir.empty())
       throw Error("--out cannot be combined with --time-only (no transfers are kept)");
     if (!out_dir.empty() && std::filesystem::exists(out_dir) &&
@@ -81,10 +81,12 @@ struct SynthesizeCommand {
     options.keep_transfers = !time_only;
     ProgressReporter progress("synthesize");
     options.progress = [&progress](double f) { progress.update(f); };
-    const AlgorithmRun run = run_algorithm(algorithm, network, coll, options, topology.topology);
+    const AlgorithmRun run = run_algorithm_searching_chunks(
+        algorithm, network, [&](int k) { return collective.make(network, k); }, flags.auto_chunks(),
+        requested.chunks_per_npu(), options, topology.topology);
     progress.finish();
-    if (run.skipped_reason)
-      throw Error("--algorithm " + algorithm + ": " + *run.skipped_reason);
+    const Collective& coll = run.result.algorithm.collective();
+    if (run.skipped_reason) throw Error("--algorithm " + algorithm + ": " + *run.skipped_reason);
 
     if (!out_dir.empty()) write_outputs(run.result.algorithm, full);
     const std::optional<LowerBound> bound = bound_if_affordable(full, coll);

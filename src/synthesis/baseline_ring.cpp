@@ -7,6 +7,49 @@
 
 namespace tacos::detail {
 
+std::vector<std::vector<int>> ring_channels(const Topology& topology, const Collective& collective,
+                                            const std::vector<int>& ring,
+                                            const std::vector<GeneratorDimension>& dims) {
+  (void)dims;
+  const int n = collective.num_members();
+  const auto& members = collective.members();
+  std::vector<std::vector<int>> rings;
+  // A DGX-style cluster (8 GPUs per NVSwitch domain, NIC g of each node on rail g, every NPU in
+  // the collective, an even node count): NCCL's rail rings. Ring c runs through node 0 from GPU
+  // c up to GPU c-1, crosses rail c-1, runs down node 1 from c-1 to c, crosses rail c, and so
+  // on, so the 8 rings use every rail once each way.
+  constexpr int kGpus = 8;
+  const int nodes = n / kGpus;
+  auto linked = [&](int a, int b) { return topology.find_link(members[a], members[b]) >= 0; };
+  bool rails = n == topology.npus() && n % kGpus == 0 && nodes >= 2 && nodes % 2 == 0 &&
+               collective.chunks_per_npu() >= kGpus;
+  if (rails) {
+    for (int c = 0; c < kGpus && rails; ++c) {
+      std::vector<int> order;
+      for (int node = 0; node < nodes; ++node)
+        for (int i = 0; i < kGpus; ++i) {
+          const int gpu = node % 2 == 0 ? (c + i) % kGpus : ((c - 1 - i) % kGpus + kGpus) % kGpus;
+          order.push_back(node * kGpus + gpu);
+        }
+      for (int i = 0; i < n && rails; ++i) rails = linked(order[i], order[(i + 1) % n]);
+      rings.push_back(std::move(order));
+    }
+    if (!rails) rings.clear();
+  }
+  if (rings.empty()) rings.push_back(ring);
+  // Both directions where every ring link has its reverse: half the pieces each way. Not
+  // through switches: a full-duplex port already carries the ring both ways at once.
+  if (timing_topology(topology).switches() > 0) return rings;
+  const std::size_t forward = rings.size();
+  for (std::size_t r = 0; r < forward; ++r) {
+    bool reverse = n > 2 && static_cast<int>(2 * rings.size()) <= collective.chunks_per_npu();
+    for (int i = 0; i < n && reverse; ++i) reverse = linked(rings[r][(i + 1) % n], rings[r][i]);
+    if (!reverse) continue;
+    rings.emplace_back(rings[r].rbegin(), rings[r].rend());
+  }
+  return rings;
+}
+
 Algorithm ring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
                         const std::vector<GeneratorDimension>& dims) {
   const int n = collective.num_members();
@@ -26,22 +69,50 @@ Algorithm ring_baseline(const Topology& topology, const Collective& collective, 
   LogicalSchedule schedule(topology, collective);
 
   // Ring reduce-scatter (chunk of member P[b], piece k, starts at P[b+1] and ends at P[b]) and
-  // all-gather (from P[a] round to P[a-1]): per piece N-1 steps, pieces one after another.
+  // all-gather (from P[a] round to P[a-1]), NCCL's channels: the pieces are spread over the
+  // rings (rail rings of a DGX cluster, each turned both ways where the links run both ways)
+  // and, within a ring, pipelined: hop h of every piece before hop h + 1 of any, so a link
+  // never waits for a piece while the next one is ready.
+  const std::vector<std::vector<int>> channels = ring_channels(topology, collective, ring, dims);
+  const int channel_count = static_cast<int>(channels.size());
+  auto pieces_of = [&](int channel) {
+    std::vector<int> pieces;
+    for (int k = channel; k < k_count; k += channel_count) pieces.push_back(k);
+    return pieces;
+  };
+  auto on = [&](const std::vector<int>& order, int position) {
+    return order[((position % n) + n) % n];
+  };
   auto reduce_scatter = [&](std::int64_t base) {
-    for (int k = 0; k < k_count; ++k)
-      for (int b = 0; b < n; ++b)
-        for (int h = 0; h + 1 < n; ++h)
-          schedule.send(npu(b + 1 + h), npu(b + 2 + h), base + std::int64_t{k} * (n - 1) + h,
-                        member(b) * k_count + k, /*reduce=*/true);
-    return base + std::int64_t{k_count} * (n - 1);
+    std::int64_t end = base;
+    for (int c = 0; c < channel_count; ++c) {
+      const auto pieces = pieces_of(c);
+      const auto& order = channels[c];
+      const auto count = static_cast<std::int64_t>(pieces.size());
+      for (std::int64_t q = 0; q < count; ++q)
+        for (int b = 0; b < n; ++b)
+          for (int h = 0; h + 1 < n; ++h)
+            schedule.send(members[on(order, b + 1 + h)], members[on(order, b + 2 + h)],
+                          base + h * count + q, on(order, b) * k_count + pieces[q],
+                          /*reduce=*/true);
+      end = std::max(end, base + count * (n - 1));
+    }
+    return end;
   };
   auto all_gather = [&](std::int64_t base) {
-    for (int k = 0; k < k_count; ++k)
-      for (int a = 0; a < n; ++a)
-        for (int h = 0; h + 1 < n; ++h)
-          schedule.send(npu(a + h), npu(a + h + 1), base + std::int64_t{k} * (n - 1) + h,
-                        member(a) * k_count + k);
-    return base + std::int64_t{k_count} * (n - 1);
+    std::int64_t end = base;
+    for (int c = 0; c < channel_count; ++c) {
+      const auto pieces = pieces_of(c);
+      const auto& order = channels[c];
+      const auto count = static_cast<std::int64_t>(pieces.size());
+      for (std::int64_t q = 0; q < count; ++q)
+        for (int a = 0; a < n; ++a)
+          for (int h = 0; h + 1 < n; ++h)
+            schedule.send(members[on(order, a + h)], members[on(order, a + h + 1)],
+                          base + h * count + q, on(order, a) * k_count + pieces[q]);
+      end = std::max(end, base + count * (n - 1));
+    }
+    return end;
   };
 
   switch (kind) {

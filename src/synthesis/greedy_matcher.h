@@ -185,8 +185,18 @@ class GreedyMatcher {
   std::vector<Time> port_free_;                    // per physical link
   std::vector<Time> port_wake_at_;                 // per physical link: a pending wake event
   std::vector<std::vector<LinkId>> port_waiters_;  // per physical link
-  std::vector<LinkId> blocked_;                    // this round: links waiting on a hop
   bool switch_routes_ = false;
+  // Fast domains: an NPU whose fastest in-links come through one switch (the NVSwitch of a
+  // DGX node) gets a chunk cheaply from any NPU on it. A slower link into it (a NIC rail) only
+  // offers chunks that nobody in that domain has or is getting, so each chunk crosses the
+  // slow fabric into a domain once and spreads inside it over the fast switch.
+  void find_fast_domains();
+  void note_coming(NpuId npu, ChunkId chunk) {
+    if (!domain_of_.empty() && domain_of_[npu] >= 0) covered_.set(domain_of_[npu], chunk);
+  }
+  std::vector<int> domain_of_;   // per NPU: its fast domain, or -1
+  std::vector<char> slow_link_;  // per link: into a domain, slower than the domain's links
+  BitMatrix covered_;            // [domain][chunk]: some member has it or is getting it
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so

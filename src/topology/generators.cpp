@@ -263,10 +263,13 @@ struct DgxNode {
   double nic_gbps;            // per GPU per direction
   Time nvswitch_port_latency_ps;
   Time network_port_latency_ps;
+  int leaf_ports;  // ports of the InfiniBand switch the rails are built from
 };
 constexpr int kDgxGpusPerNode = 8;
-constexpr DgxNode kDgxA100{"dgx-a100", 300.0, 25.0, 250'000, 1'000'000};
-constexpr DgxNode kDgxH100{"dgx-h100", 450.0, 50.0, 250'000, 1'000'000};
+// Leaves: Quantum QM8790 (40 x HDR 200 Gb/s) for A100, Quantum-2 QM9700 (64 x NDR 400 Gb/s)
+// for H100, as in the DGX SuperPOD reference architectures.
+constexpr DgxNode kDgxA100{"dgx-a100", 300.0, 25.0, 250'000, 1'000'000, 40};
+constexpr DgxNode kDgxH100{"dgx-h100", 450.0, 50.0, 250'000, 1'000'000, 64};
 
 bool is_dgx_kind(std::string_view kind) {
   return kind == "dgx1" || kind == "dgx-a100" || kind == "dgx-h100";
@@ -319,20 +322,46 @@ Topology make_dgx_cluster(const DgxNode& node, std::string_view size, std::strin
   const auto [nvswitch_latency, network_latency] =
       dgx_pair(params.latency_ps, is_default_latency(params), node.nvswitch_port_latency_ps,
                node.network_port_latency_ps, "--latency", spec);
+  // Rail-optimized: NIC g of every node on a leaf of rail g. Up to leaf_ports nodes one leaf
+  // per rail takes them all; beyond, each leaf gives half its ports to nodes and half to the
+  // spines, and every leaf reaches every spine (parallel cables become one wider link).
   const int npus = static_cast<int>(nodes * kDgxGpusPerNode);
-  const int switches = static_cast<int>(nodes) + (nodes > 1 ? 1 : 0);
+  const int ports = node.leaf_ports;
+  const bool spines_needed = nodes > ports;
+  const std::int64_t down_ports = spines_needed ? ports / 2 : ports;
+  const std::int64_t leaves_per_rail = nodes > 1 ? (nodes + down_ports - 1) / down_ports : 0;
+  const std::int64_t leaves = leaves_per_rail * kDgxGpusPerNode;
+  const std::int64_t spines = spines_needed ? (leaves * (ports / 2) + ports - 1) / ports : 0;
+  if (spines > ports / 2)
+    throw Error("--topology " + in_quotes(spec) + ": more than " +
+                std::to_string(ports / 2 * down_ports) +
+                " nodes need a third switch tier, which dgx kinds do not build (use fattree3 or "
+                "a topology file)");
+  const int switches = static_cast<int>(nodes + leaves + spines);
   std::vector<Link> links;
-  links.reserve(static_cast<std::size_t>(npus) * (nodes > 1 ? 4 : 2));
-  const DeviceId network = npus + static_cast<DeviceId>(nodes);
+  links.reserve(static_cast<std::size_t>(npus) * 4 + static_cast<std::size_t>(leaves * spines) * 2);
+  const DeviceId first_leaf = npus + static_cast<DeviceId>(nodes);
+  const DeviceId first_spine = first_leaf + static_cast<DeviceId>(leaves);
   for (DeviceId gpu = 0; gpu < npus; ++gpu) {
     const DeviceId nvswitch = npus + gpu / kDgxGpusPerNode;
     links.push_back({gpu, nvswitch, nvswitch_gbps, nvswitch_latency});
     links.push_back({nvswitch, gpu, nvswitch_gbps, nvswitch_latency});
     if (nodes > 1) {
-      links.push_back({gpu, network, nic_gbps, network_latency});
-      links.push_back({network, gpu, nic_gbps, network_latency});
+      const std::int64_t rail = gpu % kDgxGpusPerNode;
+      const std::int64_t node_index = gpu / kDgxGpusPerNode;
+      const DeviceId leaf =
+          first_leaf + static_cast<DeviceId>(rail * leaves_per_rail + node_index / down_ports);
+      links.push_back({gpu, leaf, nic_gbps, network_latency});
+      links.push_back({leaf, gpu, nic_gbps, network_latency});
     }
   }
+  const double uplink_gbps = nic_gbps * static_cast<double>(ports / 2) /
+                             static_cast<double>(std::max<std::int64_t>(spines, 1));
+  for (DeviceId leaf = first_leaf; leaf < first_spine; ++leaf)
+    for (DeviceId spine = first_spine; spine < first_spine + spines; ++spine) {
+      links.push_back({leaf, spine, uplink_gbps, network_latency});
+      links.push_back({spine, leaf, uplink_gbps, network_latency});
+    }
   return Topology(npus, switches, std::move(links), std::string(spec));
 }
 

@@ -12,9 +12,8 @@ namespace {
 // Past this many NPU pairs through switches the route table alone takes gigabytes.
 constexpr std::int64_t kMaxSwitchPairs = std::int64_t{1} << 27;
 
-std::uint64_t spread(NpuId src, NpuId dst, int hop) {
-  std::uint64_t x = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) ^
-                    static_cast<std::uint32_t>(dst) ^ (static_cast<std::uint64_t>(hop) << 58);
+std::uint64_t spread(std::uint64_t a, std::uint64_t b, int hop) {
+  std::uint64_t x = (a << 32) ^ b ^ (static_cast<std::uint64_t>(hop) << 58);
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
@@ -38,11 +37,20 @@ SwitchRoutes::SwitchRoutes(const Topology& topology) : topology_(&topology) {
   std::vector<LinkId> scratch;
   constexpr int kUnreached = std::numeric_limits<int>::max();
   std::vector<int> dist(devices, kUnreached);  // switch -> hops to the destination
+  std::vector<double> width(devices, 0);       // switch -> best bottleneck bandwidth on them
   std::vector<DeviceId> reached;
   std::vector<char> candidate(npus, 0);
   std::vector<NpuId> sources;
+  auto hop_value = [&](LinkId l, NpuId dst) -> std::pair<int, double> {
+    const Link& link = topology.link(l);
+    if (link.dst == dst) return {0, link.bandwidth_gbps};
+    if (!topology.is_switch(link.dst) || dist[link.dst] == kUnreached) return {kUnreached, 0};
+    return {dist[link.dst], std::min(link.bandwidth_gbps, width[link.dst])};
+  };
   if (topology.switches() > 0) {
     for (NpuId dst = 0; dst < npus; ++dst) {
+      // Breadth-first from the destination backwards over switches: hop counts, then the
+      // widest bottleneck among the fewest-hop paths (switches are settled in hop order).
       reached.clear();
       for (LinkId l : topology.in_links(dst)) {
         const DeviceId s = topology.link(l).src;
@@ -53,6 +61,10 @@ SwitchRoutes::SwitchRoutes(const Topology& topology) : topology_(&topology) {
       }
       for (std::size_t i = 0; i < reached.size(); ++i) {
         const DeviceId s = reached[i];
+        for (LinkId l : topology.out_links(s)) {
+          const auto [d, w] = hop_value(l, dst);
+          if (d == dist[s] - 1) width[s] = std::max(width[s], w);
+        }
         for (LinkId l : topology.in_links(s)) {
           const DeviceId up = topology.link(l).src;
           if (topology.is_switch(up)) {
@@ -72,19 +84,25 @@ SwitchRoutes::SwitchRoutes(const Topology& topology) : topology_(&topology) {
         DeviceId at = src;
         int hop = 0;
         while (at != dst) {
-          // Next hop: the destination itself, else a switch one hop closer; ties spread.
+          // Next hop: fewest hops left, then the widest bottleneck; ties spread by a hash.
           LinkId best = -1;
-          int best_dist = kUnreached;
+          std::pair<int, double> best_value{kUnreached, 0};
           std::uint64_t best_key = 0;
           for (LinkId l : topology.out_links(at)) {
-            const DeviceId next = topology.link(l).dst;
-            const int d = next == dst ? 0 : (topology.is_switch(next) ? dist[next] : kUnreached);
-            if (d == kUnreached) continue;
-            const std::uint64_t key = spread(src, dst, hop) ^ static_cast<std::uint64_t>(next);
-            if (d < best_dist || (d == best_dist && spread(key, hop, 1) < best_key)) {
+            const auto value = hop_value(l, dst);
+            if (value.first == kUnreached) continue;
+            const std::uint64_t key = spread(
+                spread(static_cast<std::uint64_t>(src), static_cast<std::uint64_t>(dst), hop) ^
+                    static_cast<std::uint64_t>(topology.link(l).dst),
+                hop, 1);
+            const bool better = value.first < best_value.first ||
+                                (value.first == best_value.first &&
+                                 (value.second > best_value.second ||
+                                  (value.second == best_value.second && key < best_key)));
+            if (best < 0 || better) {
               best = l;
-              best_dist = d;
-              best_key = spread(key, hop, 1);
+              best_value = value;
+              best_key = key;
             }
           }
           scratch.push_back(best);
@@ -97,7 +115,10 @@ SwitchRoutes::SwitchRoutes(const Topology& topology) : topology_(&topology) {
                       " NPU pairs talk through switches; too many routes to keep in memory");
       }
       sources.clear();
-      for (DeviceId s : reached) dist[s] = kUnreached;
+      for (DeviceId s : reached) {
+        dist[s] = kUnreached;
+        width[s] = 0;
+      }
     }
   }
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {

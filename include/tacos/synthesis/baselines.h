@@ -163,6 +163,11 @@ std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims);
 // Member indices in the ring baseline's order. When the collective spans every NPU: NPU order
 // if it is a cycle, else the snake of `dims` (from the spec, may be empty), else the search;
 // otherwise (or when nothing is found) member order.
+// The rings the ring baseline spreads its pieces over (member indices): NCCL's rail rings on
+// DGX-style clusters, else `ring`; each also turned the other way where its links run both ways.
+std::vector<std::vector<int>> ring_channels(const Topology& topology, const Collective& collective,
+                                            const std::vector<int>& ring,
+                                            const std::vector<GeneratorDimension>& dims);
 std::vector<int> ring_order(const Topology& topology, const Collective& collective,
                             const std::vector<GeneratorDimension>& dims);
 
