@@ -89,7 +89,10 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
       pending_.resize(npus_, chunks_);
   }
   if (unicast_ || relays_) compute_distances();
-  if (switch_routes_ && !unicast_) find_fast_domains();
+  if (switch_routes_ && !unicast_) {
+    find_fast_domains();
+    holders_.assign(chunks_, 0);
+  }
   logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
   if (!unicast_ && !relays_) {
@@ -283,6 +286,7 @@ void GreedyMatcher::seed_initial_holdings() {
       for (NpuId src : collective_.sources(c)) {
         has_.set(src, c);
         note_coming(src, c);
+        if (!holders_.empty()) ++holders_[c];
         logs_.push(src, c);
       }
       for (NpuId dst : collective_.destinations(c))
@@ -408,7 +412,26 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
 }
 
 int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
-  if (!unicast_) return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
+  if (!unicast_ && holders_.empty())
+    return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
+  if (!unicast_) {
+    // Rarest first: the chunk the fewest NPUs have or are getting, seeded random among equals,
+    // so a source with many takers (a broadcast root) keeps sending new chunks.
+    int best = 0;
+    std::int32_t fewest = std::numeric_limits<std::int32_t>::max();
+    std::uint32_t ties = 0;
+    for (int i = 0; i < size; ++i) {
+      const std::int32_t h = holders_[window[i].chunk];
+      if (h < fewest) {
+        fewest = h;
+        best = i;
+        ties = 1;
+      } else if (h == fewest && draw(link, ++ties) == 0) {
+        best = i;
+      }
+    }
+    return best;
+  }
   // Critical path first: the chunk with the farthest destination, seeded random among equals.
   const NpuId src = links_[link].src;
   int best = 0;
@@ -449,7 +472,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   // (v got them, they moved on, or they are on their way and this link only gets later).
   // Copy chunks are checked lazily, only when drawn: a uniform draw that rejects stale
   // entries is still uniform over the live ones, and it saves most of the memory traffic.
-  if (unicast_) {
+  if (unicast_ || !holders_.empty()) {
     for (int i = 0; i < size;) {
       if (offerable(link, window[i].chunk, arrival))
         ++i;
@@ -464,7 +487,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     const int choice = choose_from_window(link, window, size);
     const ChunkId candidate = window[choice].chunk;
     window[choice] = window[--size];
-    if (unicast_ || offerable(link, candidate, arrival)) {
+    if (unicast_ || !holders_.empty() || offerable(link, candidate, arrival)) {
       chunk = candidate;
       break;
     }
@@ -477,6 +500,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   }
   link_state_[link] = LinkState::kBusy;
   if (l.hops_begin >= 0) reserve_hops(link, now);
+  if (!holders_.empty()) ++holders_[chunk];
   if (unicast_) {
     moving_[chunk] = 1;
   } else if (heterogeneous_ingress_[l.dst]) {

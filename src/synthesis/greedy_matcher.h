@@ -197,6 +197,9 @@ class GreedyMatcher {
   std::vector<int> domain_of_;   // per NPU: its fast domain, or -1
   std::vector<char> slow_link_;  // per link: into a domain, slower than the domain's links
   BitMatrix covered_;            // [domain][chunk]: some member has it or is getting it
+  // Switch fabrics, copy collectives: per chunk, NPUs that have it or are getting it (empty
+  // elsewhere: there the draw stays uniform, the TACOS paper's rule).
+  std::vector<std::int32_t> holders_;
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so

@@ -16,7 +16,7 @@ constexpr std::int64_t kMaxLinks = std::int64_t{1} << 26;
 
 constexpr const char* kKinds =
     "ring, uniring, fc, switch, mesh2d, torus2d, mesh3d, torus3d, hypercube, dgx1, dgx-a100, "
-    "dgx-h100";
+    "dgx-h100, fattree, fattree3";
 
 // How the NPUs of one dimension group (or one mesh/torus axis) are wired together.
 enum class Wiring { kLine, kRing, kUniRing, kFullyConnected, kSwitch };
@@ -365,6 +365,55 @@ Topology make_dgx_cluster(const DgxNode& node, std::string_view size, std::strin
   return Topology(npus, switches, std::move(links), std::string(spec));
 }
 
+// Clos / fat-tree. fattree:HxLxS: L leaves of H hosts, S spines, every leaf linked to every
+// spine. fattree3:HxLxSxP: P pods of that shape (S aggregation switches per pod) and S core
+// switches, core j joined to aggregation switch j of every pod. One bandwidth / latency per
+// tier (host, leaf-up, aggregation-up) or one for all; oversubscription follows from them.
+Topology make_fat_tree(std::string_view spec, std::string_view kind, std::string_view size,
+                       const LinkParams& params) {
+  const bool three = kind == "fattree3";
+  const auto extents = parse_extents(size, three ? 4 : 3, spec);
+  const std::int64_t hosts = extents[0], leaves = extents[1], spines = extents[2];
+  const std::int64_t pods = three ? extents[3] : 1;
+  const std::size_t tiers = three ? 3 : 2;
+  const auto gbps = per_dimension(params.bandwidth_gbps, tiers, "--bandwidth", spec);
+  const auto latency = per_dimension(params.latency_ps, tiers, "--latency", spec);
+  const std::int64_t npus = hosts * leaves * pods;
+  const std::int64_t switches = pods * (leaves + spines) + (three ? spines : 0);
+  if (npus > kMaxNpus || switches > kMaxNpus)
+    throw Error("--topology " + in_quotes(spec) + ": too many devices (at most " +
+                std::to_string(kMaxNpus) + " NPUs)");
+  if (npus < 2) throw Error("--topology " + in_quotes(spec) + ": needs at least 2 NPUs");
+  if (2 * (npus + pods * leaves * spines + (three ? pods * spines : 0)) > kMaxLinks)
+    throw Error("--topology " + in_quotes(spec) + ": too many links");
+  std::vector<Link> links;
+  auto both = [&](std::int64_t a, std::int64_t b, std::size_t tier) {
+    links.push_back(
+        {static_cast<DeviceId>(a), static_cast<DeviceId>(b), gbps[tier], latency[tier]});
+    links.push_back(
+        {static_cast<DeviceId>(b), static_cast<DeviceId>(a), gbps[tier], latency[tier]});
+  };
+  // Switch ids: per pod its leaves then its spines (aggregation), then the cores.
+  auto leaf_id = [&](std::int64_t pod, std::int64_t leaf) {
+    return npus + pod * (leaves + spines) + leaf;
+  };
+  auto spine_id = [&](std::int64_t pod, std::int64_t spine) {
+    return npus + pod * (leaves + spines) + leaves + spine;
+  };
+  for (std::int64_t host = 0; host < npus; ++host)
+    both(host, leaf_id(host / (hosts * leaves), (host / hosts) % leaves), 0);
+  for (std::int64_t pod = 0; pod < pods; ++pod)
+    for (std::int64_t leaf = 0; leaf < leaves; ++leaf)
+      for (std::int64_t spine = 0; spine < spines; ++spine)
+        both(leaf_id(pod, leaf), spine_id(pod, spine), 1);
+  if (three)
+    for (std::int64_t pod = 0; pod < pods; ++pod)
+      for (std::int64_t spine = 0; spine < spines; ++spine)
+        both(spine_id(pod, spine), npus + pods * (leaves + spines) + spine, 2);
+  return Topology(static_cast<int>(npus), static_cast<int>(switches), std::move(links),
+                  std::string(spec));
+}
+
 Topology make_dgx(std::string_view spec, const LinkParams& params) {
   if (spec.find(',') != std::string_view::npos)
     throw Error("--topology " + in_quotes(spec) +
@@ -410,6 +459,13 @@ Topology generate_topology(std::string_view spec, const LinkParams& params) {
   {
     const std::string_view head = trim(spec.substr(0, std::min(spec.find(':'), spec.find(','))));
     if (is_dgx_kind(head)) return make_dgx(trim(spec), params);
+    if (head == "fattree" || head == "fattree3") {
+      if (spec.find(',') != std::string_view::npos || spec.find(':') == std::string_view::npos)
+        throw Error("--topology " + in_quotes(spec) + ": expected " + std::string(head) +
+                    (head == "fattree" ? ":HOSTSxLEAVESxSPINES" : ":HOSTSxLEAVESxSPINESxPODS") +
+                    ", alone");
+      return make_fat_tree(trim(spec), head, trim(spec.substr(spec.find(':') + 1)), params);
+    }
   }
   const std::vector<Dimension> dims = parse_spec(spec);
   check_sizes(dims, spec);
@@ -444,10 +500,18 @@ std::string generator_help() {
          "  dgx1            NVIDIA DGX-1 (V100): 8 GPUs in the NVLink hybrid cube-mesh; a pair\n"
          "                  with k NVLinks is one link each way of k x 25 GB/s\n"
          "  dgx-a100:NODES  NODES x 8 A100 on one NVSwitch per node (300 GB/s per GPU and\n"
-         "                  direction, 0.25 us per port); NODES > 1 adds one network switch\n"
-         "                  joining every GPU's 200 Gb/s HDR NIC (25 GB/s, 1 us per port)\n"
-         "  dgx-h100:NODES  the same with H100: NVSwitch 450 GB/s, 400 Gb/s NDR NICs (50 GB/s)\n"
-         "                  NPU id = node*8 + gpu; switches: NVSwitch of node 0.., then network\n"
+         "                  direction, 0.25 us per port); NODES > 1 adds a rail-optimized "
+         "network:\n"
+         "                  GPU g's 200 Gb/s HDR NIC (25 GB/s, 1 us per port) on rail g's leaf\n"
+         "                  (40 ports); above 40 nodes, 20 nodes per leaf and spines above\n"
+         "  dgx-h100:NODES  the same with H100: NVSwitch 450 GB/s, 400 Gb/s NDR NICs (50 GB/s),\n"
+         "                  64-port leaves (32 nodes per leaf with spines above 64 nodes)\n"
+         "                  NPU id = node*8 + gpu; switches: NVSwitches, leaves (rail-major), "
+         "spines\n"
+         "  fattree:HxLxS   two-tier Clos: L leaves of H hosts, S spines, every leaf to every\n"
+         "                  spine; --bandwidth HOST,UPLINK sets the oversubscription\n"
+         "  fattree3:HxLxSxP three tiers: P pods of fattree:HxLxS, S cores (core j to each pod's\n"
+         "                  aggregation switch j); --bandwidth HOST,LEAF-UP,AGG-UP\n"
          "--bandwidth (GB/s) and --latency (bare numbers in us) take one value or one per\n"
          "axis (x, y, z) or dimension, e.g. --bandwidth 50,25. dgx1 reads them as per-NVLink\n"
          "bandwidth and link latency; dgx-a100/h100 as NVSwitch port[,network port]. Left at\n"
