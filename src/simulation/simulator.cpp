@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -59,7 +60,7 @@ struct Sender {
 
 struct Event {
   Time time;
-  std::uint32_t kind;  // kArrive or kLinkFree
+  std::uint32_t kind;  // kArrive, kAtSwitch, kLinkFree or kServe
   std::uint32_t id;    // transfer or link
   bool operator>(const Event& o) const {
     if (time != o.time) return time > o.time;
@@ -67,9 +68,12 @@ struct Event {
     return id > o.id;
   }
 };
+// At one instant: deliveries, then messages reaching switches (all of them queued before any
+// leaves), then links becoming free, then queued switch links starting.
 constexpr std::uint32_t kArrive = 0;
-constexpr std::uint32_t kLinkFree = 1;
-constexpr std::uint32_t kAtSwitch = 2;  // a message reached a switch on its route
+constexpr std::uint32_t kAtSwitch = 1;  // a message reached a switch on its route
+constexpr std::uint32_t kLinkFree = 2;
+constexpr std::uint32_t kServe = 3;  // a switch link that was free when a message queued
 
 }  // namespace
 
@@ -286,10 +290,21 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   std::size_t started = 0;
 
-  // Links leaving a switch serve the messages that reached it, first come first served
-  // (ties: lower transfer index first, the order of the arrival events).
-  std::vector<std::vector<std::uint32_t>> switch_queue(num_links);
-  std::vector<std::uint32_t> switch_head(num_links, 0);
+  // Links leaving a switch serve the messages that reached it, first come first served. Ties
+  // go by (source, destination, first chunk), never by transfer index, so re-simulating a
+  // re-timed (re-sorted) schedule replays it exactly.
+  struct Queued {
+    Time arrival;
+    DeviceId src, dst;
+    ChunkId chunk;
+    std::uint32_t tx;
+    bool operator>(const Queued& o) const {
+      return std::tie(arrival, src, dst, chunk, tx) >
+             std::tie(o.arrival, o.src, o.dst, o.chunk, o.tx);
+    }
+  };
+  std::vector<std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>>> switch_queue(
+      num_links);
   std::vector<std::uint8_t> hop_of(num_transfers, 0);
   auto send_hop = [&](LinkId l, std::uint32_t x, Time now) {
     link_free[l] = 0;
@@ -313,8 +328,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   auto try_start = [&](LinkId l, Time now) {
     if (!link_free[l]) return;
     if (topology.is_switch(topology.link(l).src)) {
-      if (switch_head[l] == switch_queue[l].size()) return;
-      send_hop(l, switch_queue[l][switch_head[l]++], now);
+      if (switch_queue[l].empty()) return;
+      const std::uint32_t x = switch_queue[l].top().tx;
+      switch_queue[l].pop();
+      send_hop(l, x, now);
       return;
     }
     if (head[l] == link_offsets[l + 1]) return;
@@ -368,8 +385,13 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     }
     if (e.kind == kAtSwitch) {
       const LinkId next = route_of[e.id][++hop_of[e.id]];
-      switch_queue[next].push_back(e.id);
-      try_start(next, e.time);
+      const Transfer& t = transfers[e.id];
+      switch_queue[next].push(Queued{e.time, t.src, t.dst, pool[t.first_chunk], e.id});
+      if (link_free[next]) events.push(Event{e.time, kServe, static_cast<std::uint32_t>(next)});
+      continue;
+    }
+    if (e.kind == kServe) {
+      try_start(static_cast<LinkId>(e.id), e.time);
       continue;
     }
     const Transfer& t = transfers[e.id];

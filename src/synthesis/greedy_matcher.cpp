@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
+#include <span>
 #include <thread>
 
 #include "tacos/common/error.h"
@@ -125,12 +126,83 @@ void GreedyMatcher::add_switch_routes(const Topology& topology, Bytes chunk_byte
   std::vector<Time> serialization(topology.num_links());
   for (LinkId l = 0; l < topology.num_links(); ++l)
     serialization[l] = serialization_time(chunk_bytes, topology.link(l).bandwidth_gbps);
-  for (NpuId src = 0; src < topology.npus(); ++src) {
+  auto route_delay = [&](std::span<const LinkId> route) {
+    Time delay = 0;
+    for (LinkId hop : route) delay += topology.link(hop).latency_ps + serialization[hop];
+    return delay;
+  };
+
+  // Fast domains (see find_fast_domains): the switch an NPU's fastest in-routes come down from.
+  constexpr Time kNever = std::numeric_limits<Time>::max();
+  std::vector<Time> fastest(npus_, kNever);
+  std::vector<DeviceId> domain(npus_, -1);  // a switch id, or -1
+  std::vector<char> mixed(npus_, 0);
+  for (LinkId l = 0; l < topology.num_links(); ++l) {
+    const Link& link = topology.link(l);
+    if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
+    const Time delay = link.latency_ps + serialization[l];
+    if (delay <= fastest[link.dst]) mixed[link.dst] = 1;  // a direct link is among the fastest
+    fastest[link.dst] = std::min(fastest[link.dst], delay);
+  }
+  for (NpuId src = 0; src < npus_; ++src) {
     const auto peers = routes.switch_peers(src);
     for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      MatchLink link{src, peers[p], 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
+      const auto route = routes.switch_route(src, p);
+      const NpuId dst = peers[p];
+      const Time delay = route_delay(route);
+      const DeviceId last = topology.link(route.back()).src;
+      if (delay < fastest[dst]) {
+        fastest[dst] = delay;
+        domain[dst] = last;
+        mixed[dst] = 0;
+      } else if (delay == fastest[dst] && domain[dst] != last) {
+        mixed[dst] = 1;
+      }
+    }
+  }
+  for (NpuId v = 0; v < npus_; ++v)
+    if (mixed[v]) domain[v] = -1;
+  // Position of each NPU among its domain's members (ids ascending).
+  std::vector<int> position(npus_, 0);
+  {
+    std::vector<int> count(topology.devices(), 0);
+    for (NpuId v = 0; v < npus_; ++v)
+      if (domain[v] >= 0) position[v] = count[domain[v]]++;
+  }
+  // A slower route into a domain is kept to one member per (sender, domain): the fewest hops,
+  // then the member at the sender's own position (the same rail of a DGX cluster), then the
+  // lowest id. The rest of the domain gets the chunk over its fast switch, so the slow fabric
+  // carries each chunk into a domain once (NCCL's PXN does the same) and the matcher has
+  // (NPUs x domains) rather than NPUs^2 slow routes to consider.
+  std::vector<int> chosen(topology.devices(), -1);  // per domain switch: peer index
+  std::vector<DeviceId> touched;
+  for (NpuId src = 0; src < npus_; ++src) {
+    const auto peers = routes.switch_peers(src);
+    auto better = [&](int p, int q) {
+      const auto rp = routes.switch_route(src, p), rq = routes.switch_route(src, q);
+      if (rp.size() != rq.size()) return rp.size() < rq.size();
+      const bool p_match = position[peers[p]] == position[src];
+      const bool q_match = position[peers[q]] == position[src];
+      if (p_match != q_match) return p_match;
+      return peers[p] < peers[q];
+    };
+    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
+      const NpuId dst = peers[p];
+      const DeviceId d = domain[dst];
+      if (d < 0 || d == domain[src] || route_delay(routes.switch_route(src, p)) == fastest[dst])
+        continue;
+      if (chosen[d] < 0) touched.push_back(d);
+      if (chosen[d] < 0 || better(p, chosen[d])) chosen[d] = p;
+    }
+    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
+      const NpuId dst = peers[p];
+      const DeviceId d = domain[dst];
+      const auto route = routes.switch_route(src, p);
+      if (d >= 0 && d != domain[src] && route_delay(route) != fastest[dst] && chosen[d] != p)
+        continue;
+      MatchLink link{src, dst, 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
       Time offset = 0;
-      for (LinkId hop : routes.switch_route(src, p)) {
+      for (LinkId hop : route) {
         const Link& physical = topology.link(hop);
         hops_.push_back(
             Hop{hop, offset, link_busy_time(model_, physical.latency_ps, serialization[hop])});
@@ -141,6 +213,8 @@ void GreedyMatcher::add_switch_routes(const Topology& topology, Bytes chunk_byte
       link.busy_delay = hops_[link.hops_begin].busy;
       links_.push_back(link);
     }
+    for (DeviceId d : touched) chosen[d] = -1;
+    touched.clear();
   }
 }
 

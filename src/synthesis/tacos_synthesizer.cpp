@@ -59,16 +59,26 @@ thread_local int matcher_threads = 1;
 
 TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
                       std::uint64_t seed, bool keep, const ProgressCallback& progress) {
-  detail::GreedyMatcher matcher(topology, collective, model, seed, keep, progress, matcher_threads);
+  // Through switches the matcher plans; the time is what the switches do with the plan: the
+  // schedule is always kept and re-timed by the simulator (messages may leave early and wait
+  // in a switch's queue, which the plan never does).
+  const bool retime = topology.switches() > 0;
+  detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
+                                matcher_threads);
   matcher.run();
   TrialOutcome outcome;
   outcome.seed = seed;
   outcome.time = matcher.collective_time();
   outcome.transfers = matcher.transfers();
   outcome.wasted = matcher.wasted_transfers();
-  if (keep) {
+  if (keep || retime) {
     outcome.algorithm = matcher.take_algorithm();
     outcome.algorithm->seed = seed;
+  }
+  if (retime) {
+    detail::compact(*outcome.algorithm, topology, model);
+    outcome.time = outcome.algorithm->collective_time;
+    if (!keep) outcome.algorithm.reset();
   }
   return outcome;
 }
