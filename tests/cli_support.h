@@ -38,17 +38,17 @@ inline fs::path scratch_dir(const std::string& name) {
 inline RunResult run_tacos(const std::string& args) {
   // ctest runs tests in parallel processes: one stderr file per process and call.
   static int calls = 0;
-  const fs::path err_file = fs::path(::testing::TempDir()) /
-                            ("tacos_cli_stderr_" + std::to_string(getpid()) + "_" +
-                             std::to_string(++calls) + ".txt");
-  const std::string command =
-      std::string(TACOS_CLI_PATH) + " " + args + " 2>" + err_file.string();
+  const fs::path err_file =
+      fs::path(::testing::TempDir()) /
+      ("tacos_cli_stderr_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt");
+  const std::string command = std::string(TACOS_CLI_PATH) + " " + args + " 2>" + err_file.string();
   RunResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
   std::array<char, 4096> buffer;
   std::size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.out.append(buffer.data(), n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.err = read_file(err_file);
@@ -56,9 +56,13 @@ inline RunResult run_tacos(const std::string& args) {
   return result;
 }
 
+// Every ctest process of the suite writes the parameter files at start-up: write a private
+// copy and rename it into place, so no process ever reads a half-written file.
 inline fs::path write_temp(const std::string& name, const std::string& text) {
   const fs::path path = fs::path(::testing::TempDir()) / name;
-  std::ofstream(path) << text;
+  const fs::path partial = path.string() + "." + std::to_string(getpid()) + ".partial";
+  std::ofstream(partial) << text;
+  fs::rename(partial, path);
   return path;
 }
 

@@ -17,6 +17,7 @@
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/chakra.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -107,13 +108,16 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   std::vector<LinkId> routes;
   std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::uint32_t>> route_cache;
   std::vector<std::vector<LinkId>> parent_link(npus);  // per source: BFS tree, lazily
+  // Direct links and switch routes as the simulator takes them; other pairs (through NPUs)
+  // over a fewest-hop path, as ASTRA-sim would route them.
+  const SwitchRoutes switch_routes(topology);
   auto route = [&](int src, int dst) -> std::pair<std::uint32_t, std::uint32_t> {
     const std::int64_t key = static_cast<std::int64_t>(src) * npus + dst;
     if (auto it = route_cache.find(key); it != route_cache.end()) return it->second;
     const auto begin = static_cast<std::uint32_t>(routes.size());
-    const LinkId direct = topology.find_link(src, dst);
-    if (direct >= 0) {
-      routes.push_back(direct);
+    const auto switched = switch_routes.route(src, dst);
+    if (!switched.empty()) {
+      routes.insert(routes.end(), switched.begin(), switched.end());
     } else {
       std::vector<LinkId>& parent = parent_link[src];
       if (parent.empty()) {  // BFS over all devices, out-links in order: fewest hops
@@ -367,15 +371,16 @@ Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, Li
                 std::to_string(collective.chunk_bytes()) + ")");
 
   const EtRunResult result = simulate_chakra(trace, topology, model, info.size);
+  const SwitchRoutes switch_routes(topology);
   Algorithm algorithm(collective);
   algorithm.reserve(result.by_message.size());
   Time last = 0;
   for (const EtMessage& m : result.by_message) {
     const EtNode& send = trace.ranks[m.src].nodes[m.send];
-    if (topology.find_link(m.src, m.dst) < 0)
+    if (switch_routes.route(m.src, m.dst).empty())
       throw Error(describe(trace, m.src, m.send) + ": the topology has no link " +
                   std::to_string(m.src) + " -> " + std::to_string(m.dst) +
-                  " (pass the topology the algorithm was made for, switches unwound)");
+                  " and no path through switches (pass the topology the algorithm was made for)");
     for (ChunkId c : send.chunks)
       if (c >= collective.num_chunks())
         throw Error(describe(trace, m.src, m.send) + ": chunk " + std::to_string(c) +

@@ -46,6 +46,7 @@
 #include "tacos/common/units.h"
 #include "tacos/io/chakra.h"
 #include "tacos/topology/generators.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -237,6 +238,37 @@ RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
   }
   by_link = {};
 
+  // Order gates (astra link model): sends sharing a first hop (a direct link, or a switch
+  // uplink shared by every destination behind it) must enter its FIFO in the synthesized
+  // order. ASTRA-sim issues ready sends in no fixed order and counts a send done only when it
+  // has arrived, so a dependency on the previous send would hold the link idle for a latency
+  // (or, through a switch, for the whole trip). Instead each send with a successor gets a
+  // 0 us COMP_NODE with the send's own dependencies: it finishes (1 ns in ASTRA-sim) right
+  // after the send was issued, and the successor depends on it.
+  const bool gates = algorithm.link_model == LinkModel::kAstra && !options.order_in_data_deps;
+  std::vector<std::uint32_t> prev_on_uplink(num_tx, kNone);
+  std::vector<char> has_next_on_uplink(num_tx, 0);
+  if (gates) {
+    const SwitchRoutes routes(topology);
+    std::vector<LinkId> first_hop(num_tx, -1);
+    for (std::size_t i = 0; i < num_tx; ++i) {
+      const auto route = routes.route(transfers[i].src, transfers[i].dst);
+      if (!route.empty()) first_hop[i] = route[0];
+    }
+    std::vector<std::uint32_t> order(num_tx);
+    for (std::size_t i = 0; i < num_tx; ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      if (first_hop[a] != first_hop[b]) return first_hop[a] < first_hop[b];
+      if (transfers[a].start != transfers[b].start) return transfers[a].start < transfers[b].start;
+      return a < b;
+    });
+    for (std::size_t k = 1; k < num_tx; ++k)
+      if (first_hop[order[k]] == first_hop[order[k - 1]] && first_hop[order[k]] >= 0) {
+        prev_on_uplink[order[k]] = order[k - 1];
+        has_next_on_uplink[order[k - 1]] = 1;
+      }
+  }
+
   // Node order per rank and node ids.
   std::vector<Event> events;
   events.reserve(2 * num_tx);
@@ -251,10 +283,12 @@ RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
   });
   std::vector<std::uint64_t> next_id(npus, 0);
   std::vector<std::uint64_t> send_id(num_tx), recv_id(num_tx), comp_id(num_tx, 0);
+  std::vector<std::uint64_t> gate_id(num_tx, 0);
   for (const Event& e : events) {
     const Transfer& t = transfers[e.tx];
     if (e.kind == Kind::kSend) {
       send_id[e.tx] = next_id[t.src]++;
+      if (has_next_on_uplink[e.tx]) gate_id[e.tx] = next_id[t.src]++;
     } else {
       recv_id[e.tx] = next_id[t.dst]++;
       if (t.reduce) comp_id[e.tx] = next_id[t.dst]++;
@@ -382,14 +416,27 @@ RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
                       ", which neither holds a part of it at the start nor receives it");
         data.push_back(made_by(lo->tx));
       }
-      if (prev_on_link[e.tx] != kNone)
+      if (gates) {
+        if (prev_on_uplink[e.tx] != kNone) data.push_back(gate_id[prev_on_uplink[e.tx]]);
+      } else if (prev_on_link[e.tx] != kNone) {
         (options.order_in_data_deps ? data : ctrl).push_back(send_id[prev_on_link[e.tx]]);
+      }
       node.set_id(send_id[e.tx]);
       node.set_name(link_name("send", t, e.tx));
       node.set_type(pb::COMM_SEND_NODE);
       add_deps(node);
       comm_attrs(node, t, e.tx);
       append_message(files.buffers[t.src], node);
+      if (has_next_on_uplink[e.tx]) {
+        node.Clear();
+        node.set_id(gate_id[e.tx]);
+        node.set_name(link_name("order", t, e.tx));
+        node.set_type(pb::COMP_NODE);
+        for (std::uint64_t d : data) node.add_data_deps(d);
+        node.set_duration_micros(0);
+        attr(node, "is_cpu_op")->set_bool_val(false);
+        append_message(files.buffers[t.src], node);
+      }
       continue;
     }
     if (prev_on_link[e.tx] != kNone)

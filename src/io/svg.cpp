@@ -160,7 +160,6 @@ Time busy_time(std::vector<std::pair<Time, Time>> intervals, Time limit) {
 
 }  // namespace
 
-
 std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) {
   check_algorithm(algorithm, topology);
   const Collective& c = algorithm.collective();

@@ -1,0 +1,91 @@
+// The real simulator (../shared/tools/astra-sim, congestion-aware analytical backend) runs the
+// bundles tacos writes for switch fabrics to the time tacos reports (--link-model astra, the
+// model ASTRA-sim's links follow), within 0.1%. Skips with a message when the binary is absent.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <tuple>
+
+#include "cli_support.h"
+
+namespace tacos_test {
+namespace {
+
+fs::path astra_binary() {
+  return fs::path(TACOS_SOURCE_DIR) / ".." / "shared" / "tools" / "astra-sim" /
+         "AstraSim_Analytical_Congestion_Aware";
+}
+
+// Runs DIR/astra with ASTRA-sim; returns the largest "finished, T cycles" (ns) and the count of
+// ranks that finished, or -1 on a [critical] line.
+std::pair<long long, int> run_astra(const fs::path& bundle) {
+  const std::string command = "cd '" + (bundle / "astra").string() + "' && '" +
+                              astra_binary().string() +
+                              "' --workload-configuration=./workload "
+                              "--system-configuration=system.json "
+                              "--network-configuration=network.yml "
+                              "--remote-memory-configuration=mem.json --logging-folder=log 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, 0};
+  std::string out;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  pclose(pipe);
+  if (out.find("[critical]") != std::string::npos) return {-1, 0};
+  const std::regex finished(R"(sys\[(\d+)\] finished, (\d+) cycles)");
+  long long latest = 0;
+  int ranks = 0;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), finished);
+       it != std::sregex_iterator(); ++it) {
+    latest = std::max(latest, std::stoll((*it)[2]));
+    ++ranks;
+  }
+  return {latest, ranks};
+}
+
+using Case = std::tuple<std::string, std::string, std::string, int>;
+
+class AstraSwitch : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AstraSwitch, RunsToTheReportedTime) {
+  if (!fs::exists(astra_binary()))
+    GTEST_SKIP() << "ASTRA-sim not found at " << astra_binary() << " (../shared absent)";
+  const auto& [topology, collective, size, k] = GetParam();
+  const fs::path dir = scratch_dir("astra_" + topology.substr(7) + "_" + collective + "_" + size +
+                                   "_" + std::to_string(k));
+  const RunResult r =
+      run_tacos("synthesize --topology " + topology + " --collective " + collective + " --size " +
+                size + " --chunks-per-npu " + std::to_string(k) +
+                " --link-model astra --json --format chakra --out " + (dir / "b").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double tacos_ns = nlohmann::json::parse(r.out)["collective_time_us"].get<double>() * 1e3;
+  const auto [astra_ns, ranks] = run_astra(dir / "b");
+  const int npus = std::stoi(topology.substr(7));
+  ASSERT_EQ(ranks, npus) << "every rank finishes, nothing critical";
+  EXPECT_NEAR(static_cast<double>(astra_ns), tacos_ns, 1e-3 * tacos_ns);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Switches, AstraSwitch,
+                         ::testing::Combine(::testing::Values("switch:8", "switch:16"),
+                                            ::testing::Values("all-gather", "reduce-scatter",
+                                                              "all-reduce", "all-to-all"),
+                                            ::testing::Values("1MiB", "64MiB"),
+                                            ::testing::Values(1, 4)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param) + "_" +
+                                              std::get<1>(info.param) + "_" +
+                                              std::get<2>(info.param) + "_K" +
+                                              std::to_string(std::get<3>(info.param));
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tacos_test
