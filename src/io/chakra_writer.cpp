@@ -537,10 +537,23 @@ std::string readme(const Algorithm& algorithm, const std::string& prefix, bool h
     out += "\nASTRA-sim has no custom-implementation hook for " + to_string(c.kind()) +
            " (only all-reduce, all-gather, reduce-scatter and all-to-all): the ET files are "
            "written for other tools, but system.json cannot make ASTRA-sim run them.\n";
-  out +=
-      "\nNotes: ASTRA-sim's ET feeder follows data_deps only; tacos keeps the per-link "
-      "message order in ctrl_deps (comm_tag keeps matching exact either way). A COMP_NODE of "
-      "0 us runs for 1 ns in ASTRA-sim.\n";
+  if (algorithm.link_model == LinkModel::kAstra)
+    out +=
+        "\nNotes: ASTRA-sim's feeder follows data_deps and ctrl_deps, issues ready sends in no "
+        "fixed order and counts a send done when it has arrived. So that each link (or switch "
+        "uplink) takes its messages in the synthesized order without idling, every send with "
+        "a successor on its first hop has an 'order' COMP_NODE of 0 us (1 ns in ASTRA-sim) "
+        "with the send's own dependencies, and the successor depends on it. ASTRA-sim's links "
+        "are timed as --link-model astra: it should print tacos's time above (within 0.1%).\n";
+  else
+    out +=
+        "\nNotes: ASTRA-sim's feeder follows data_deps and ctrl_deps and counts a send done "
+        "when it has arrived. Each send depends (ctrl_deps) on the previous send to the same "
+        "peer, so on a direct link the next one starts a latency after the last one's bytes, "
+        "as --link-model tacos times it. Through a switch that wait is the whole trip and "
+        "ASTRA-sim's links follow --link-model astra, so its time differs from tacos's; "
+        "`tacos simulate --algorithm ../chakra --link-model astra` predicts it. Synthesize "
+        "with --link-model astra for a bundle ASTRA-sim runs exactly.\n";
   if (c.kind() == CollectiveKind::kAllGather)
     out +=
         "For All-Gather the workload's comm_size is the per-NPU input (tacos's --size / "

@@ -28,10 +28,15 @@ struct ChakraOptions {
   // duration_micros of the COMP_NODE that follows every reduce receive (0: free; note that
   // ASTRA-sim runs a 0 us compute node for 1 ns).
   std::uint64_t reduction_micros = 0;
-  // false (default): the per-link order of sends (and of receives) is a ctrl_dep on the previous
-  // one, as the issue asks. ASTRA-sim's ETFeeder only follows data_deps, so it may reorder
-  // messages on a link (tags keep the matching right); true puts those order edges into
-  // data_deps so ASTRA-sim keeps them too.
+  // Per-link order of sends. Algorithms timed with --link-model astra: each send with a
+  // successor on its first hop (a link, or a switch uplink) gets an "order" COMP_NODE of 0 us
+  // carrying the send's own dependencies, and the successor depends on it, so ASTRA-sim (which
+  // issues ready sends in no fixed order and counts a send done only on arrival) feeds the
+  // link in the synthesized order without idling. --link-model tacos: a send has a ctrl_dep
+  // on the previous send to the same peer (ASTRA-sim honours ctrl_deps and then starts it one
+  // latency after the last one's bytes, the tacos model on a direct link). Receives always
+  // have a ctrl_dep on the previous receive from the same peer. true: those ctrl_deps go into
+  // data_deps instead, and no order nodes are written.
   bool order_in_data_deps = false;
 };
 
