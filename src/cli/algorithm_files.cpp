@@ -1,5 +1,7 @@
 #include "algorithm_files.h"
 
+#include "tacos/topology/switch_routes.h"
+
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -76,7 +78,11 @@ LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptio
     case AlgorithmFormat::kMsccl: {
       loaded.network = topology.network(
           pick_topology(topology, topology_given, msccl_ngpus(path), loaded.topology_spec));
-      loaded.algorithm = read_msccl_xml(path, loaded.network, model, size);
+      // MSCCL names GPU-to-GPU messages; through switches they are read (and ordered) over
+      // the NPU view of the switch routes, then timed on the switches like any algorithm.
+      loaded.algorithm = read_msccl_xml(
+          path, loaded.network.switches() > 0 ? switch_route_view(loaded.network) : loaded.network,
+          model, size);
       break;
     }
     case AlgorithmFormat::kChakra: {
