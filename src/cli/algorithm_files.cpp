@@ -1,7 +1,5 @@
 #include "algorithm_files.h"
 
-#include "tacos/topology/switch_routes.h"
-
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -10,6 +8,7 @@
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/msccl_xml.h"
 #include "tacos/topology/generators.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos::cli {
 namespace {

@@ -53,7 +53,9 @@ AlgorithmRun run_algorithm_searching_chunks(const std::string& name, const Topol
                                             const std::string& topology_spec) {
   if (!auto_chunks)
     return run_algorithm(name, network, collective_for(fixed_k), options, topology_spec);
-  constexpr double kTransferBudget = 8e6;
+  constexpr double kTransferBudget = 2e6;
+  // A doubling must win at least this much to count as a gain.
+  constexpr double kMinGain = 0.005;
   std::optional<AlgorithmRun> best;
   double seconds = 0;
   int without_gain = 0;
@@ -69,12 +71,14 @@ AlgorithmRun run_algorithm_searching_chunks(const std::string& name, const Topol
     AlgorithmRun run = run_algorithm(name, network, collective_for(k), options, topology_spec);
     seconds += run.result.seconds;
     if (run.skipped_reason) return run;
-    if (!best || run.result.collective_time < best->result.collective_time) {
-      best = std::move(run);
+    const bool gain =
+        !best || static_cast<double>(run.result.collective_time) <
+                     (1 - kMinGain) * static_cast<double>(best->result.collective_time);
+    if (!best || run.result.collective_time < best->result.collective_time) best = std::move(run);
+    if (gain)
       without_gain = 0;
-    } else if (++without_gain == 2) {
+    else if (++without_gain == 2)
       break;
-    }
   }
   best->result.seconds = seconds;
   return std::move(*best);

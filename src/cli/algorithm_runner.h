@@ -25,8 +25,8 @@ AlgorithmRun run_algorithm(const std::string& name, const Topology& network,
                            const std::string& topology_spec);
 
 // With `auto_chunks`, tries K = 1, 2, 4, ... (collective_for(K)) and keeps the fastest run (ties:
-// the smaller K); stops after two doublings in a row without gain, when a chunk would be
-// smaller than a byte, or when the next K would pass a work budget of about 8M transfers.
+// the smaller K); stops after two doublings in a row without a gain of 0.5%, when a chunk would
+// be smaller than a byte, or when the next K would pass a work budget of about 2M transfers.
 // Otherwise runs collective_for(fixed_k). The chosen K is the result's collective's.
 AlgorithmRun run_algorithm_searching_chunks(const std::string& name, const Topology& network,
                                             const std::function<Collective(int)>& collective_for,

@@ -41,7 +41,9 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   chunks_ = collective.num_chunks();
   members_ = collective.num_members();
   relays_ = !unicast_ && members_ < npus_;
-  window_capacity_ = unicast_ ? 32 : 8;
+  // A portfolio over trials on switch fabrics: even seeds look further down the source's log
+  // for the rarest chunk (better for rooted collectives on some fabrics, worse on others).
+  window_capacity_ = unicast_ || (topology.switches() > 0 && seed % 2 == 0) ? 32 : 8;
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
 
