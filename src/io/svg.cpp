@@ -14,6 +14,7 @@
 
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -119,7 +120,7 @@ void check_algorithm(const Algorithm& algorithm, const Topology& topology) {
     throw Error("visualize: the algorithm is for " + std::to_string(c.topology_npus()) +
                 " NPUs but topology '" + topology.name() + "' has " +
                 std::to_string(topology.npus()));
-  std::optional<Topology> unwound;
+  std::optional<SwitchRoutes> routes;
   const auto& transfers = algorithm.transfers();
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
@@ -134,8 +135,8 @@ void check_algorithm(const Algorithm& algorithm, const Topology& topology) {
         throw Error(where + ": chunk " + std::to_string(chunk) + " out of range");
     if (topology.find_link(t.src, t.dst) >= 0) continue;
     if (topology.switches() > 0 && t.src < topology.npus() && t.dst < topology.npus()) {
-      if (!unwound) unwound = topology.unwind_switches();
-      if (unwound->find_link(t.src, t.dst) >= 0) continue;
+      if (!routes) routes.emplace(topology);
+      if (!routes->route(t.src, t.dst).empty()) continue;
     }
     throw Error(where + ": topology '" + topology.name() + "' has no link " +
                 link_label(t.src, t.dst));

@@ -95,6 +95,9 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   if (switch_routes_ && !unicast_) {
     find_fast_domains();
     holders_.assign(chunks_, 0);
+    sole_holdings_.assign(npus_, 0);
+    for (ChunkId c = 0; c < chunks_; ++c)
+      if (collective_.sources(c).size() == 1) ++sole_holdings_[collective_.sources(c)[0]];
   }
   logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
@@ -576,7 +579,8 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   }
   link_state_[link] = LinkState::kBusy;
   if (l.hops_begin >= 0) reserve_hops(link, now);
-  if (!holders_.empty()) ++holders_[chunk];
+  if (!holders_.empty() && ++holders_[chunk] == 2 && collective_.sources(chunk).size() == 1)
+    --sole_holdings_[collective_.sources(chunk)[0]];
   if (unicast_) {
     moving_[chunk] = 1;
   } else if (heterogeneous_ingress_[l.dst]) {
@@ -653,8 +657,12 @@ void GreedyMatcher::match_queued_links(Time now) {
       const std::uint64_t shift =
           (static_cast<std::uint64_t>(links_[l].dst - links_[l].src + 2 * npus_) + offset) %
           static_cast<std::uint64_t>(npus_);
+      // Senders that alone hold some chunk (a broadcast root) go first: their port is what
+      // every other NPU waits on.
+      const std::uint64_t sole =
+          !sole_holdings_.empty() && sole_holdings_[links_[l].src] > 0 ? 0 : 1;
       const std::uint64_t key =
-          (static_cast<std::uint64_t>(links_[l].delay_rank) << 48) | (shift << 20) |
+          (static_cast<std::uint64_t>(links_[l].delay_rank) << 48) | (sole << 47) | (shift << 20) |
           (mix(seed_ ^ (rounds_ << 32) ^ static_cast<std::uint64_t>(l)) >> 44);
       sort_keys_[i] = {key, l};
     }
