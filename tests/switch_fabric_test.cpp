@@ -9,6 +9,8 @@
 #include <tuple>
 
 #include "tacos/algorithm/verify.h"
+#include "tacos/bounds/lower_bound.h"
+#include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
 #include "tacos/synthesis/baselines.h"
@@ -93,6 +95,37 @@ TEST(SwitchFabric, UnwindKeepsThePapersNumbers) {
   EXPECT_EQ(run(s16, CollectiveKind::kAllGather, 64 << 20, 4).collective_time, 1469843750);
 }
 
+TEST(SwitchFabric, FatTreeGenerators) {
+  // fattree:8x4x2 --bandwidth 50,200: 32 hosts, 4 leaves, 2 spines; non-blocking (8 x 50 =
+  // 2 x 200). Links: 2 x 32 host links + 2 x 4 x 2 leaf-spine links.
+  const Topology t = fabric("fattree:8x4x2", "50,200");
+  EXPECT_EQ(t.npus(), 32);
+  EXPECT_EQ(t.switches(), 6);
+  EXPECT_EQ(t.num_links(), 2 * 32 + 2 * 8);
+  EXPECT_GE(t.find_link(9, 33), 0);  // host 9 is host 1 of leaf 1 (switch 33)
+  EXPECT_DOUBLE_EQ(t.link(t.find_link(9, 33)).bandwidth_gbps, 50.0);
+  EXPECT_DOUBLE_EQ(t.link(t.find_link(33, 36)).bandwidth_gbps, 200.0);  // leaf 1 -> spine 0
+  t.require_strongly_connected();
+  // fattree3:2x2x2x2: 2 pods of (2 leaves x 2 hosts, 2 aggregation switches), 2 cores.
+  const Topology three = fabric("fattree3:2x2x2x2", "50,100,200");
+  EXPECT_EQ(three.npus(), 8);
+  EXPECT_EQ(three.switches(), 2 * (2 + 2) + 2);
+  // Aggregation switch 1 of pod 1 (id 8 + 4 + 3 = 15) reaches core 1 (id 17).
+  ASSERT_GE(three.find_link(15, 17), 0);
+  EXPECT_DOUBLE_EQ(three.link(three.find_link(15, 17)).bandwidth_gbps, 200.0);
+  EXPECT_EQ(SwitchRoutes(three).num_switch_pairs(), 8 * 7);
+  EXPECT_THROW(fabric("fattree:4x2"), Error);
+  EXPECT_THROW(fabric("fattree:4x2x2", "1,2,3"), Error);
+  EXPECT_THROW(fabric("fattree:1x1x1"), Error);
+  // Unwinding covers one switch tier: a leaf-spine fabric is an error naming the device model.
+  try {
+    (void)t.unwind_switches();
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--switch-model device"), std::string::npos);
+  }
+}
+
 TEST(SwitchFabric, RoutesOfAFatTreeSpreadOverSpines) {
   // fattree:2x2x2: hosts 0,1 on leaf 4, hosts 2,3 on leaf 5, spines 6 and 7.
   const Topology t = fabric("fattree:2x2x2");
@@ -118,6 +151,44 @@ TEST(SwitchFabric, RoutesOfAFatTreeSpreadOverSpines) {
   ASSERT_EQ(wide.size(), 2u);
   EXPECT_EQ(two.link(wide[0]).dst, 3);
 }
+
+struct QualityCase {
+  const char* spec;
+  CollectiveKind kind;
+  int k;
+  LinkModel model;
+  double at_most;  // x the lower bound, 64 MiB, 8 trials
+};
+
+class SwitchFabricQuality : public ::testing::TestWithParam<QualityCase> {};
+
+TEST_P(SwitchFabricQuality, NearTheBound) {
+  const QualityCase& c = GetParam();
+  const Topology t = generate_topology(c.spec, LinkParams{});  // datasheet numbers for dgx
+  const SynthesisResult r = run(t, c.kind, 64 << 20, c.k, c.model, 8);
+  const LowerBound bound =
+      compute_lower_bound(t, Collective::make(c.kind, t.npus(), 64 << 20, c.k));
+  EXPECT_LE(to_micros(r.collective_time), c.at_most * bound.lower_bound_us);
+}
+
+// Measured values (README, "Switch fabrics" quality table) with a little room.
+INSTANTIATE_TEST_SUITE_P(
+    Fabrics, SwitchFabricQuality,
+    ::testing::Values(
+        QualityCase{"dgx-a100:2", CollectiveKind::kAllGather, 32, LinkModel::kAstra, 1.05},
+        QualityCase{"dgx-a100:2", CollectiveKind::kAllReduce, 32, LinkModel::kAstra, 1.05},
+        QualityCase{"dgx-h100:2", CollectiveKind::kAllReduce, 8, LinkModel::kAstra, 1.10},
+        QualityCase{"dgx-a100:2", CollectiveKind::kAllGather, 8, LinkModel::kTacos, 1.21},
+        QualityCase{"switch:16", CollectiveKind::kAllGather, 4, LinkModel::kTacos, 1.05},
+        QualityCase{"switch:16", CollectiveKind::kAllReduce, 4, LinkModel::kTacos, 1.05},
+        QualityCase{"switch:8", CollectiveKind::kBroadcast, 128, LinkModel::kAstra, 1.12}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.spec) + "_" + to_string(info.param.kind) + "_K" +
+                         std::to_string(info.param.k) + "_" + to_string(info.param.model);
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
 
 using Case = std::tuple<std::string, CollectiveKind, int, LinkModel>;
 
