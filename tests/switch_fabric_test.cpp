@@ -126,6 +126,17 @@ TEST(SwitchFabric, FatTreeGenerators) {
   }
 }
 
+TEST(SwitchFabric, TooManyRoutesIsAClearErrorUpFront) {
+  // 20,000 NPUs on one switch: 4e8 pairs. Refused before any route is built.
+  const Topology t = fabric("switch:20000");
+  try {
+    const SwitchRoutes routes(t);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("399980000 NPU pairs"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SwitchFabric, RoutesOfAFatTreeSpreadOverSpines) {
   // fattree:2x2x2: hosts 0,1 on leaf 4, hosts 2,3 on leaf 5, spines 6 and 7.
   const Topology t = fabric("fattree:2x2x2");

@@ -48,6 +48,31 @@ SwitchRoutes::SwitchRoutes(const Topology& topology) : topology_(&topology) {
     return {dist[link.dst], std::min(link.bandwidth_gbps, width[link.dst])};
   };
   if (topology.switches() > 0) {
+    // Up front, before any memory is spent: NPUs attached to one group of connected switches
+    // can all talk through it, so a group of A attached NPUs makes up to A(A-1) pairs.
+    std::vector<DeviceId> group(devices);
+    for (DeviceId d = 0; d < devices; ++d) group[d] = d;
+    auto find = [&](DeviceId d) {
+      while (group[d] != d) d = group[d] = group[group[d]];
+      return d;
+    };
+    for (const Link& l : topology.links())
+      if (topology.is_switch(l.src) && topology.is_switch(l.dst)) group[find(l.src)] = find(l.dst);
+    std::vector<std::int64_t> attached(devices, 0);
+    std::vector<DeviceId> last_group(npus, -1);
+    for (const Link& l : topology.links())
+      if (!topology.is_switch(l.src) && topology.is_switch(l.dst)) {
+        const DeviceId g = find(l.dst);
+        if (last_group[l.src] != g) ++attached[g];
+        last_group[l.src] = g;
+      }
+    std::int64_t pairs = 0;
+    for (DeviceId d = 0; d < devices; ++d)
+      pairs += attached[d] * std::max<std::int64_t>(attached[d] - 1, 0);
+    if (pairs > kMaxSwitchPairs)
+      throw Error("topology: up to " + std::to_string(pairs) +
+                  " NPU pairs talk through switches, more than the " +
+                  std::to_string(kMaxSwitchPairs) + " whose routes fit in memory");
     for (NpuId dst = 0; dst < npus; ++dst) {
       // Breadth-first from the destination backwards over switches: hop counts, then the
       // widest bottleneck among the fewest-hop paths (switches are settled in hop order).
