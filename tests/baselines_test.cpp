@@ -388,7 +388,17 @@ TEST(BaselineDimensions, FromSpecs) {
   EXPECT_EQ(detail::generator_dimensions("mesh3d:2x3x4").size(), 3u);
   EXPECT_EQ(detail::generator_dimensions("hypercube:16").size(), 4u);
   EXPECT_TRUE(detail::generator_dimensions("topology.yaml").empty());
-  EXPECT_TRUE(detail::generator_dimensions("dgx-a100:2").empty());
+  // Switch fabrics: the node's NVSwitch, then the rails; the leaf, then the leaves.
+  const auto dgx = detail::generator_dimensions("dgx-a100:2");
+  ASSERT_EQ(dgx.size(), 2u);
+  EXPECT_EQ(dgx[0].wiring, W::kSwitch);
+  EXPECT_EQ(dgx[0].size, 8);
+  EXPECT_EQ(dgx[1].size, 2);
+  const auto tree = detail::generator_dimensions("fattree:8x4x2");
+  ASSERT_EQ(tree.size(), 2u);
+  EXPECT_EQ(tree[0].size, 8);
+  EXPECT_EQ(tree[1].size, 4);
+  EXPECT_TRUE(detail::generator_dimensions("dgx1").empty());
   EXPECT_TRUE(detail::generator_dimensions("ring:x").empty());
 }
 

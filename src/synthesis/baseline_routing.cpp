@@ -489,6 +489,22 @@ std::vector<GeneratorDimension> generator_dimensions(std::string_view spec) {
         for (int m = value; m > 1; m /= 2) dims.push_back({Wiring::kLine, 2});
         return dims;
       }
+      // Switch fabrics as dimensions: a DGX cluster is the 8 GPUs of a node (NVSwitch), then
+      // the nodes along each rail; a fat-tree is the hosts of a leaf, then the leaves (hosts of
+      // equal index across leaves meet through the spines).
+      if (kind == "dgx-a100" || kind == "dgx-h100") {
+        int nodes = 0;
+        if (!number(size, nodes)) return {};
+        return {{Wiring::kSwitch, 8}, {Wiring::kSwitch, nodes}};
+      }
+      if (kind == "fattree") {
+        const std::vector<std::string_view> extents = split(size, 'x');
+        int hosts = 0, leaves = 0, spines = 0;
+        if (extents.size() != 3u || !number(extents[0], hosts) || !number(extents[1], leaves) ||
+            !number(extents[2], spines))
+          return {};
+        return {{Wiring::kSwitch, hosts}, {Wiring::kSwitch, leaves}};
+      }
     }
     Wiring wiring;
     if (kind == "ring")
