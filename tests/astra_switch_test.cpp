@@ -110,6 +110,59 @@ TEST(AstraSwitch, TacosModelBundlesSayWhatAstraSimWillPrint) {
   fs::remove_all(dir);
 }
 
+TEST(AstraRun, RunsABundleAndNamesDeadlockedRanks) {
+  if (!fs::exists(astra_binary()))
+    GTEST_SKIP() << "ASTRA-sim not found at " << astra_binary() << " (../shared absent)";
+  const fs::path dir = scratch_dir("astra_run");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:8 --collective all-reduce --size 1MiB "
+                      "--chunks-per-npu 4 --link-model astra --format chakra --out " +
+                      (dir / "b").string())
+                .exit_code,
+            0);
+  const std::string binary = " --astra-sim " + astra_binary().string();
+  const RunResult ok = run_tacos("astra-run " + (dir / "b").string() + binary + " --json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const auto out = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(out["ranks"], 8);
+  EXPECT_EQ(out["finished_ranks"], 8);
+  // ring:8 All-Reduce 1 MiB K = 4: ASTRA-sim 20.302 us, tacos 20.31056 us.
+  EXPECT_NEAR(out["astra_sim_time_us"].get<double>(), out["tacos_time_us"].get<double>(),
+              1e-3 * out["tacos_time_us"].get<double>());
+  const RunResult text = run_tacos("astra-run " + (dir / "b").string() + binary);
+  EXPECT_NE(text.out.find("ASTRA-sim time"), std::string::npos);
+  EXPECT_NE(text.out.find("tacos time       20.31056 us"), std::string::npos) << text.out;
+  // Rank 2 given rank 1's program: nobody's messages match any more, ASTRA-sim exits 0, and
+  // astra-run says which ranks never finished.
+  fs::copy_file(dir / "b" / "chakra" / "tacos.1.et", dir / "b" / "chakra" / "tacos.2.et",
+                fs::copy_options::overwrite_existing);
+  const RunResult stuck = run_tacos("astra-run " + (dir / "b").string() + binary);
+  EXPECT_EQ(stuck.exit_code, 1);
+  EXPECT_NE(stuck.err.find("ranks never finished (deadlock): "), std::string::npos) << stuck.err;
+  fs::remove_all(dir);
+}
+
+TEST(AstraRun, NoBinaryIsAClearError) {
+  const fs::path dir = scratch_dir("astra_run_none");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --format chakra --out " +
+                      (dir / "b").string())
+                .exit_code,
+            0);
+  const std::string command = "env -u ASTRA_SIM PATH=/nonexistent " + std::string(TACOS_CLI_PATH) +
+                              " astra-run " + (dir / "b").string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[1024];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(out.find("no ASTRA-sim binary found: pass --astra-sim PATH, set ASTRA_SIM"),
+            std::string::npos)
+      << out;
+  fs::remove_all(dir);
+}
+
 TEST(AstraSwitch, AutoChunksReportsTheChosenK) {
   const RunResult r = run_tacos(
       "synthesize --topology switch:8 --size 64MiB --chunks-per-npu auto --trials 8 --json");

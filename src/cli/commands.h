@@ -13,5 +13,6 @@ void add_compare_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_astra_run_command(CLI::App& app);
 
 }  // namespace tacos::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   tacos::cli::add_simulate_command(app);
   tacos::cli::add_verify_command(app);
   tacos::cli::add_convert_command(app);
+  tacos::cli::add_astra_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
