@@ -412,7 +412,9 @@ TEST(ChakraWrite, CollectivesWithoutAstraHook) {
   write_chakra(a, topology, "mesh2d:2x2", out.string(), ChakraOptions{});
   check_raw(out / "chakra", "tacos", 4);
   const std::string readme = read_bytes(out / "astra" / "README");
-  EXPECT_NE(readme.find("no custom-implementation hook for broadcast"), std::string::npos);
+  EXPECT_NE(readme.find("workload layer has no broadcast collective"), std::string::npos);
+  // The workload is the algorithm itself (ASTRA-sim would skip a broadcast collective node).
+  EXPECT_EQ(read_bytes(out / "astra" / "workload.1.et"), read_bytes(out / "chakra" / "tacos.1.et"));
   EXPECT_NE(readme.find("not expressible"), std::string::npos);  // a mesh is not
   EXPECT_FALSE(fs::exists(out / "astra" / "network.yml"));
   EXPECT_EQ(read_bytes(out / "astra" / "system.json").find("implementation-custom"),

@@ -58,7 +58,7 @@ struct Run {
 };
 
 Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
-              std::optional<Bytes> size) {
+              std::optional<Bytes> size, bool one_send_in_flight = false) {
   const int npus = trace.npus();
   if (topology.npus() != npus)
     throw Error(trace.prefix + ": " + std::to_string(npus) + " rank files (" + trace.prefix +
@@ -216,12 +216,23 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
     else
       link_queue[l].push(mi);
   };
+  // One send in flight per rank (ASTRA-sim running per-rank ETs as its workload): a send that
+  // becomes ready while another of its rank is on its way waits, in readiness order.
+  std::vector<char> sending(npus, 0);
+  std::vector<std::queue<std::uint32_t>> waiting_sends(npus);
   auto issue = [&](std::uint32_t g, Time t) {
     issued[g] = 1;
     const int r = rank_of[g];
     const EtNode& n = trace.ranks[r].nodes[g - offset[r]];
     switch (n.type) {
       case EtNodeType::kSend:
+        if (one_send_in_flight) {
+          if (sending[r]) {
+            waiting_sends[r].push(g);
+            return;
+          }
+          sending[r] = 1;
+        }
         request_link(run.message_of[r][g - offset[r]], t);
         return;
       case EtNodeType::kRecv: {
@@ -277,6 +288,18 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
       }
       case EventKind::kNodeDone: {
         node_end[e.id] = e.time;
+        if (one_send_in_flight) {
+          const int r = rank_of[e.id];
+          if (trace.ranks[r].nodes[e.id - offset[r]].type == EtNodeType::kSend) {
+            sending[r] = 0;
+            if (!waiting_sends[r].empty()) {
+              const std::uint32_t next = waiting_sends[r].front();
+              waiting_sends[r].pop();
+              sending[r] = 1;
+              request_link(run.message_of[r][next - offset[r]], e.time);
+            }
+          }
+        }
         for (std::uint32_t k = child_offset[e.id]; k < child_offset[e.id + 1]; ++k)
           if (--pending[children[k]] == 0) issue(children[k], e.time);
         break;
@@ -336,8 +359,8 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
 }  // namespace
 
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
-                            std::optional<Bytes> size) {
-  return run_trace(trace, topology, model, size).result;
+                            std::optional<Bytes> size, bool one_send_in_flight) {
+  return run_trace(trace, topology, model, size, one_send_in_flight).result;
 }
 
 Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, LinkModel model) {

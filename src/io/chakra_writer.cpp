@@ -511,7 +511,9 @@ std::string readme(const Algorithm& algorithm, const std::string& prefix, bool h
   out += "ASTRA-sim inputs written by tacos " TACOS_VERSION ": " + to_string(c.kind()) + " of " +
          format_bytes(c.size()) + " on " + std::to_string(npus) + " NPUs.\n\n";
   out += "  ../chakra/" + prefix + ".RANK.et  the algorithm, one Chakra ET per NPU\n";
-  out += "  workload.RANK.et        one COMM_COLL_NODE per NPU (the collective to run)\n";
+  out += key.empty()
+             ? "  workload.RANK.et        the algorithm itself, per NPU (see below)\n"
+             : "  workload.RANK.et        one COMM_COLL_NODE per NPU (the collective to run)\n";
   out += "  system.json             names the algorithm under " +
          (key.empty() ? std::string("(no key: see below)") : key) + "\n";
   out += "  mem.json                no memory expansion\n";
@@ -534,9 +536,12 @@ std::string readme(const Algorithm& algorithm, const std::string& prefix, bool h
         "\nThe topology is not expressible as an ASTRA-sim network (ring/fc/switch "
         "dimensions), so no network.yml was written: supply your own.\n";
   if (key.empty())
-    out += "\nASTRA-sim has no custom-implementation hook for " + to_string(c.kind()) +
-           " (only all-reduce, all-gather, reduce-scatter and all-to-all): the ET files are "
-           "written for other tools, but system.json cannot make ASTRA-sim run them.\n";
+    out += "\nASTRA-sim's workload layer has no " + to_string(c.kind()) +
+           " collective (it implements all-reduce, all-gather, reduce-scatter and all-to-all), so "
+           "workload.RANK.et here is the algorithm itself (a copy of ../chakra). ASTRA-sim runs "
+           "such a workload with one send in flight per rank: expect a longer time than tacos's "
+           "wherever a rank sends several messages at once (`tacos synthesize --json` gives it "
+           "as astra_sim.expected_time_us).\n";
   if (algorithm.link_model == LinkModel::kAstra)
     out +=
         "\nNotes: ASTRA-sim's feeder follows data_deps and ctrl_deps, issues ready sends in no "
@@ -750,9 +755,14 @@ void write_chakra(const Algorithm& algorithm, const Topology& topology,
     for (int r = 0; r < npus; ++r)
       write_binary(staging / "chakra" / (options.prefix + "." + std::to_string(r) + ".et"),
                    files.buffers[r]);
-    const std::string workload = workload_file(algorithm);
+    // ASTRA-sim's workload layer runs all-reduce, all-gather, reduce-scatter and all-to-all
+    // collective nodes only (broadcast "finishes" doing nothing, the others abort); for the
+    // other kinds the workload is the algorithm itself, which ASTRA-sim runs rank by rank.
+    const bool collective_node = !custom_key(algorithm.collective().kind()).empty();
+    const std::string workload = collective_node ? workload_file(algorithm) : std::string();
     for (int r = 0; r < npus; ++r)
-      write_binary(staging / "astra" / ("workload." + std::to_string(r) + ".et"), workload);
+      write_binary(staging / "astra" / ("workload." + std::to_string(r) + ".et"),
+                   collective_node ? workload : files.buffers[r]);
     write_binary(staging / "astra" / "system.json", system_json(algorithm, options.prefix));
     write_binary(staging / "astra" / "mem.json", "{\"memory-type\": \"NO_MEMORY_EXPANSION\"}\n");
     if (network) write_binary(staging / "astra" / "network.yml", *network);

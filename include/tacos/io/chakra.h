@@ -191,8 +191,11 @@ struct EtRunResult {
 // ASTRA-sim). Message size: comm_size, else `size` (the collective's size; tacos files carry
 // it) / total_chunk_cnt * msg_chunk_cnt. Throws Error on a rank count mismatch, unknown sizes,
 // workload (COMM_COLL_NODE) files, unreachable peers, and deadlocks (naming a stuck node).
+// `one_send_in_flight`: a rank starts a send only when its previous one has arrived, as
+// ASTRA-sim does when the per-rank algorithm ETs are its workload (how rooted collectives run).
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
-                            std::optional<Bytes> size = std::nullopt);
+                            std::optional<Bytes> size = std::nullopt,
+                            bool one_send_in_flight = false);
 
 // tacos's own files back to an Algorithm: the transfers with the times simulate_chakra gives
 // (start: the message entered its link; end: it arrived), so verify_algorithm can check the
