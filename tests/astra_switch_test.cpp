@@ -192,6 +192,21 @@ TEST(AstraRun, NoBinaryIsAClearError) {
   fs::remove_all(dir);
 }
 
+TEST(SwitchCli, BadSwitchInputsAreOneLineErrors) {
+  const RunResult model = run_tacos("synthesize --topology switch:4 --switch-model foo");
+  EXPECT_EQ(model.exit_code, 1);
+  EXPECT_EQ(model.err, "tacos: error: --switch-model: expected 'device' or 'unwind', got 'foo'\n");
+  const RunResult tiers = run_tacos("synthesize --topology dgx-a100:101");
+  EXPECT_EQ(tiers.exit_code, 1);
+  EXPECT_NE(tiers.err.find("more than 100 nodes need a third switch tier"), std::string::npos)
+      << tiers.err;
+  const RunResult unwind = run_tacos("synthesize --topology fattree:2x2x2 --switch-model unwind");
+  EXPECT_EQ(unwind.exit_code, 1);
+  EXPECT_NE(unwind.err.find("covers one switch tier only (use --switch-model device)"),
+            std::string::npos)
+      << unwind.err;
+}
+
 TEST(AstraSwitch, AutoChunksReportsTheChosenK) {
   const RunResult r = run_tacos(
       "synthesize --topology switch:8 --size 64MiB --chunks-per-npu auto --trials 8 --json");

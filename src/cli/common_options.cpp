@@ -28,11 +28,12 @@ void TopologyOptions::add_to(CLI::App& command) {
                   "How switches are timed: 'device' (a message goes up the sender's port and "
                   "down the receiver's, store-and-forward, as ASTRA-sim times it) or 'unwind' "
                   "(the TACOS paper: a direct link of B/(P-1) per NPU pair)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"device", "unwind"}));
+      ->capture_default_str();
 }
 
 Topology TopologyOptions::network(const Topology& full) const {
+  if (switch_model != "device" && switch_model != "unwind")
+    throw Error("--switch-model: expected 'device' or 'unwind', got '" + switch_model + "'");
   return switch_model == "unwind" ? full.unwind_switches() : full;
 }
 

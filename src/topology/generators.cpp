@@ -334,7 +334,7 @@ Topology make_dgx_cluster(const DgxNode& node, std::string_view size, std::strin
   const std::int64_t spines = spines_needed ? (leaves * (ports / 2) + ports - 1) / ports : 0;
   if (spines > ports / 2)
     throw Error("--topology " + in_quotes(spec) + ": more than " +
-                std::to_string(ports / 2 * down_ports) +
+                std::to_string(ports / kDgxGpusPerNode * (ports / 2)) +
                 " nodes need a third switch tier, which dgx kinds do not build (use fattree3 or "
                 "a topology file)");
   const int switches = static_cast<int>(nodes + leaves + spines);
