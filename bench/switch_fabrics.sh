@@ -3,7 +3,8 @@
 # model, tacos and every baseline with --chunks-per-npu auto, 64 MiB, 8 trials, through
 # `tacos compare --json`; prints one markdown row per case: tacos's K and ratio to the lower
 # bound, the best baseline and its ratio, and whether tacos is at least as fast.
-# Usage: TACOS=build/tacos bench/switch_fabrics.sh [MODELS...]   (default: astra tacos)
+# Usage: TACOS=build/tacos [COLLECTIVES="all-reduce ..."] bench/switch_fabrics.sh [MODELS...]
+# (default: astra tacos; every collective of the table)
 set -euo pipefail
 tacos="${TACOS:-build/tacos}"
 models=("$@")
@@ -14,7 +15,7 @@ echo "| topology | collective | link model | tacos K | tacos / bound | best base
 echo "|---|---|---|---:|---:|---|---|"
 for model in "${models[@]}"; do
   for fabric in "${fabrics[@]}"; do
-    for collective in all-gather reduce-scatter all-reduce broadcast; do
+    for collective in ${COLLECTIVES:-all-gather reduce-scatter all-reduce broadcast}; do
       # shellcheck disable=SC2086
       "$tacos" compare --topology $fabric --collective "$collective" --size 64MiB \
         --chunks-per-npu auto --trials 8 --link-model "$model" --json |

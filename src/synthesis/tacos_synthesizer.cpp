@@ -3,6 +3,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -131,8 +132,30 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
   const Algorithm reduced =
       synthesize_reduction(topology, transposed, reduce_scatter, model, seed, half(0.0));
   TrialOutcome gathered = run_copy(topology, all_gather, model, seed, true, half(0.5));
+  // A member's pieces are interchangeable: the All-Gather sends first the piece whose
+  // reduction completes first, so that, re-timed as early as possible, it can start while the
+  // member's last reductions still arrive.
+  std::vector<ChunkId> gather_map(map.size());
+  {
+    constexpr Time kNever = std::numeric_limits<Time>::max();
+    std::vector<Time> done(map.size(), 0), first_send(map.size(), kNever);
+    for (const Transfer& t : reduced.transfers())
+      for (ChunkId c : reduced.chunks(t)) done[c] = std::max(done[c], t.end);
+    for (const Transfer& t : gathered.algorithm->transfers())
+      for (ChunkId c : gathered.algorithm->chunks(t))
+        first_send[c] = std::min(first_send[c], t.start);
+    std::vector<ChunkId> by_done(wave_k), by_send(wave_k);
+    for (int member = 0; member < n; ++member) {
+      for (int q = 0; q < wave_k; ++q) by_done[q] = by_send[q] = member * wave_k + q;
+      std::stable_sort(by_done.begin(), by_done.end(),
+                       [&](ChunkId a, ChunkId b) { return done[a] < done[b]; });
+      std::stable_sort(by_send.begin(), by_send.end(),
+                       [&](ChunkId a, ChunkId b) { return first_send[a] < first_send[b]; });
+      for (int q = 0; q < wave_k; ++q) gather_map[by_send[q]] = map[by_done[q]];
+    }
+  }
   Algorithm wave = detail::remap_chunks(reduced, all_reduce, map, offset);
-  detail::append(wave, detail::remap_chunks(*gathered.algorithm, all_reduce, map,
+  detail::append(wave, detail::remap_chunks(*gathered.algorithm, all_reduce, gather_map,
                                             offset + reduced.collective_time));
   return wave;
 }
