@@ -170,6 +170,48 @@ TEST_P(AstraRooted, RunsForRealAndTacosSaysTheTime) {
 INSTANTIATE_TEST_SUITE_P(Rooted, AstraRooted,
                          ::testing::Values("broadcast", "reduce", "gather", "scatter"));
 
+class AstraMultiDim : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(AstraMultiDim, CongestionUnawareTimeIsPredicted) {
+  // The congestion-aware backend takes 1-D networks only; the congestion-unaware binary runs
+  // multi-dimensional bundles without link contention (every latency plus the bytes once per
+  // message), which tacos predicts as astra_sim.expected_time_us.
+  const fs::path unaware = astra_binary().parent_path() / "AstraSim_Analytical_Congestion_Unaware";
+  if (!fs::exists(unaware))
+    GTEST_SKIP() << "ASTRA-sim not found at " << unaware << " (../shared absent)";
+  const auto& [topology, collective] = GetParam();
+  std::string tag = topology + "_" + collective;
+  for (char& c : tag)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  const fs::path dir = scratch_dir("astra_multidim_" + tag);
+  const RunResult r =
+      run_tacos("synthesize --topology " + topology + " --collective " + collective +
+                " --size 1MiB --chunks-per-npu 4 --link-model astra --json "
+                "--format chakra --out " +
+                (dir / "b").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["astra_sim"]["backend"], "congestion_unaware");
+  const double expected_us = out["astra_sim"]["expected_time_us"].get<double>();
+  const RunResult run =
+      run_tacos("astra-run " + (dir / "b").string() + " --json --astra-sim " + unaware.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NEAR(nlohmann::json::parse(run.out)["astra_sim_time_us"].get<double>(), expected_us,
+              1e-3 * expected_us);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Dims, AstraMultiDim,
+    ::testing::Combine(::testing::Values("ring:4,ring:4", "ring:2,switch:4", "switch:4,switch:2"),
+                       ::testing::Values("all-gather", "all-reduce", "all-to-all", "broadcast")),
+    [](const auto& info) {
+      std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
+
 TEST(AstraRun, NoBinaryIsAClearError) {
   const fs::path dir = scratch_dir("astra_run_none");
   ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --format chakra --out " +

@@ -58,7 +58,7 @@ struct Run {
 };
 
 Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
-              std::optional<Bytes> size, bool one_send_in_flight = false) {
+              std::optional<Bytes> size, bool one_send_in_flight = false, bool congestion = true) {
   const int npus = trace.npus();
   if (topology.npus() != npus)
     throw Error(trace.prefix + ": " + std::to_string(npus) + " rank files (" + trace.prefix +
@@ -199,6 +199,22 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
 
   auto start_hop = [&](std::uint32_t mi, Time t) {
     Message& m = messages[mi];
+    if (!congestion) {
+      // Congestion-unaware: the whole route at once, every latency plus the bytes once at the
+      // narrowest hop (ASTRA-sim's congestion-unaware backend).
+      Time latency = 0;
+      double narrowest = std::numeric_limits<double>::infinity();
+      for (std::uint32_t h = 0; h < m.route_len; ++h) {
+        const Link& link = topology.link(routes[m.route_begin + h]);
+        latency += link.latency_ps;
+        narrowest = std::min(narrowest, link.bandwidth_gbps);
+      }
+      m.start = t;
+      m.hop = m.route_len - 1;
+      result.message_hops += m.route_len;
+      push(t + latency + serialization_time(m.bytes, narrowest), EventKind::kHopArrive, mi);
+      return;
+    }
     const LinkId l = routes[m.route_begin + m.hop];
     const Link& link = topology.link(l);
     const Time ser = serialization_time(m.bytes, link.bandwidth_gbps);
@@ -211,7 +227,7 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   };
   auto request_link = [&](std::uint32_t mi, Time t) {
     const LinkId l = routes[messages[mi].route_begin + messages[mi].hop];
-    if (!link_busy[l])
+    if (!congestion || !link_busy[l])
       start_hop(mi, t);
     else
       link_queue[l].push(mi);
@@ -359,8 +375,8 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
 }  // namespace
 
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
-                            std::optional<Bytes> size, bool one_send_in_flight) {
-  return run_trace(trace, topology, model, size, one_send_in_flight).result;
+                            std::optional<Bytes> size, bool one_send_in_flight, bool congestion) {
+  return run_trace(trace, topology, model, size, one_send_in_flight, congestion).result;
 }
 
 Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, LinkModel model) {

@@ -193,9 +193,12 @@ struct EtRunResult {
 // workload (COMM_COLL_NODE) files, unreachable peers, and deadlocks (naming a stuck node).
 // `one_send_in_flight`: a rank starts a send only when its previous one has arrived, as
 // ASTRA-sim does when the per-rank algorithm ETs are its workload (how rooted collectives run).
+// `congestion` false: links never queue (every hop takes latency + size/bandwidth from when the
+// message reaches it), as ASTRA-sim's congestion-unaware backend times multi-dimensional
+// networks.
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
                             std::optional<Bytes> size = std::nullopt,
-                            bool one_send_in_flight = false);
+                            bool one_send_in_flight = false, bool congestion = true);
 
 // tacos's own files back to an Algorithm: the transfers with the times simulate_chakra gives
 // (start: the message entered its link; end: it arrived), so verify_algorithm can check the
