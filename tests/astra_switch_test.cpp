@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -261,6 +262,35 @@ INSTANTIATE_TEST_SUITE_P(
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return name;
     });
+
+TEST(AstraSamples, CustomRingAllReduceRunsAsTacosSimulatesIt) {
+  // ASTRA-sim's own example (../shared/data/chakra/custom_ring_allreduce_8npus, converted from
+  // MSCCL XML, 7 us reductions) under a tacos-written ring:8 bundle whose system.json names it:
+  // ASTRA-sim prints what `tacos simulate` computes for it (90.179698 us).
+  const fs::path sample =
+      fs::path(TACOS_SHARED_DATA_DIR) / "chakra" / "custom_ring_allreduce_8npus";
+  if (!fs::exists(astra_binary()) || !fs::exists(sample))
+    GTEST_SKIP() << "ASTRA-sim or the Chakra sample not found (../shared absent)";
+  const fs::path dir = scratch_dir("astra_sample");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:8 --collective all-reduce --size 1MiB "
+                      "--link-model astra --format chakra --out " +
+                      (dir / "b").string())
+                .exit_code,
+            0);
+  std::ofstream(dir / "b" / "astra" / "system.json")
+      << "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1, "
+         "\"all-reduce-implementation-custom\": [\""
+      << (sample / "custom_allreduce").string() << "\"], \"local-mem-bw\": 50}\n";
+  const auto [astra_ns, ranks] = run_astra(dir / "b");
+  ASSERT_EQ(ranks, 8);
+  const RunResult simulated = run_tacos("simulate --algorithm " + sample.string() +
+                                        " --topology ring:8 --link-model astra --json");
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
+  const double tacos_ns =
+      nlohmann::json::parse(simulated.out)["collective_time_us"].get<double>() * 1e3;
+  EXPECT_NEAR(static_cast<double>(astra_ns), tacos_ns, 1e-3 * tacos_ns);
+  fs::remove_all(dir);
+}
 
 TEST(AstraRun, NoBinaryIsAClearError) {
   const fs::path dir = scratch_dir("astra_run_none");
