@@ -121,3 +121,52 @@ TEST(CliFormats, BadFilesFailCleanly) {
 }
 
 }  // namespace
+
+namespace tacos_test {
+namespace {
+
+TEST(CliOut, HoldsExactlyThisRunsFormatsAndLeavesTheRestAlone) {
+  const fs::path dir = scratch_dir("out_formats");
+  const fs::path out = dir / "run";
+  fs::create_directories(out);
+  std::ofstream(out / "notes.txt") << "mine";
+  // A folder of the user's named like the old fixed staging path is never touched.
+  fs::create_directories(dir / "run.partial");
+  std::ofstream(dir / "run.partial" / "x") << "mine too";
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --format json,msccl --out " +
+                      out.string())
+                .exit_code,
+            0);
+  EXPECT_TRUE(fs::exists(out / "algorithm.json"));
+  EXPECT_TRUE(fs::exists(out / "msccl"));
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --collective all-reduce --format "
+                      "chakra --out " +
+                      out.string())
+                .exit_code,
+            0);
+  // The earlier all-gather's JSON and XML are gone: simulate DIR would otherwise read them.
+  EXPECT_FALSE(fs::exists(out / "algorithm.json"));
+  EXPECT_FALSE(fs::exists(out / "msccl"));
+  EXPECT_TRUE(fs::exists(out / "chakra"));
+  EXPECT_TRUE(fs::exists(out / "astra"));
+  EXPECT_EQ(read_file(out / "notes.txt"), "mine");
+  EXPECT_EQ(read_file(dir / "run.partial" / "x"), "mine too");
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename().string().find("tacos-staging"), std::string::npos)
+        << "staging folder left behind: " << entry.path();
+  fs::remove_all(dir);
+}
+
+TEST(CliOut, FormatWithoutOutAndNoSubcommandAreErrors) {
+  const RunResult format = run_tacos("synthesize --topology ring:4 --format chakra");
+  EXPECT_EQ(format.exit_code, 1);
+  EXPECT_EQ(format.err,
+            "tacos: error: --format chakra needs --out DIR (where to write the files)\n");
+  const RunResult none = run_tacos("");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("A subcommand is required"), std::string::npos) << none.err;
+  EXPECT_EQ(run_tacos("--help").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace tacos_test

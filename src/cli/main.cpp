@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message; a bad command line is exit 1 like any other bad input (its own
+    // codes, 105, 106, ..., are not tacos's contract), --help and --version exit 0.
+    return app.exit(e) == 0 ? 0 : 1;
   } catch (const tacos::Error& e) {
     std::fprintf(stderr, "tacos: error: %s\n", e.what());
     return 1;

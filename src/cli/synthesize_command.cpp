@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -6,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "algorithm_runner.h"
 #include "collective_options.h"
@@ -32,36 +35,63 @@ struct SynthesizeCommand {
   bool time_only = false;
   std::string out_dir;
   std::string formats = "json";
+  bool formats_given = false;
 
   // Writes every requested format into a staging directory first and moves the results into
   // `out_dir` only when all of them succeeded, so a failure leaves no partial output.
+  // Writes every requested format into a fresh staging folder beside `out_dir` and moves the
+  // results in only when all of them succeeded, so a failure leaves no partial output. The
+  // target then holds exactly this run's formats: earlier tacos outputs (algorithm.json,
+  // chakra/, astra/, msccl/) are replaced or removed; anything else in it is left alone.
   void write_outputs(const Algorithm& algorithm, const Topology& full) const {
     namespace fs = std::filesystem;
-    const fs::path target(out_dir);
-    const fs::path staging = target.string() + ".partial";
-    fs::remove_all(staging);
-    fs::create_directories(staging);
+    const fs::path target = fs::path(out_dir).lexically_normal();
+    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    fs::path staging;
     try {
+      fs::create_directories(parent);
+      for (int attempt = 0;; ++attempt) {
+        staging = parent / ("." + target.filename().string() + ".tacos-staging-" +
+                            std::to_string(::getpid()) + "-" + std::to_string(attempt));
+        if (fs::create_directory(staging)) break;
+      }
+    } catch (const fs::filesystem_error& e) {
+      throw Error("--out " + out_dir + ": cannot create a folder beside it (" + e.code().message() +
+                  ")");
+    }
+    try {
+      std::vector<std::string> produced;
       for (const std::string& format : split_list(formats)) {
         if (format == "json") {
           write_algorithm_json(algorithm, (staging / "algorithm.json").string());
+          produced.push_back("algorithm.json");
         } else if (format == "chakra") {
           write_chakra(algorithm, full, topology.topology, staging.string());
+          produced.insert(produced.end(), {"chakra", "astra"});
         } else if (format == "msccl") {
           fs::create_directories(staging / "msccl");
           const std::string name = "tacos_" + to_string(algorithm.collective().kind());
           write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name);
+          produced.push_back("msccl");
         } else {
           throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
         }
       }
       fs::create_directories(target);
+      for (const char* owned : {"algorithm.json", "chakra", "astra", "msccl"})
+        if (std::find(produced.begin(), produced.end(), owned) == produced.end())
+          fs::remove_all(target / owned);
       for (const auto& entry : fs::directory_iterator(staging)) {
         const fs::path destination = target / entry.path().filename();
         fs::remove_all(destination);
         fs::rename(entry.path(), destination);
       }
       fs::remove_all(staging);
+    } catch (const fs::filesystem_error& e) {
+      std::error_code ignored;
+      fs::remove_all(staging, ignored);
+      throw Error("--out " + out_dir + ": cannot write (" + e.code().message() + ": " +
+                  e.path1().string() + ")");
     } catch (...) {
       std::error_code ignored;
       fs::remove_all(staging, ignored);
@@ -128,6 +158,8 @@ struct SynthesizeCommand {
     const Collective requested = collective.make(network, flags);
     if (time_only && !out_dir.empty())
       throw Error("--out cannot be combined with --time-only (no transfers are kept)");
+    if (formats_given && out_dir.empty())
+      throw Error("--format " + formats + " needs --out DIR (where to write the files)");
     if (!out_dir.empty() && std::filesystem::exists(out_dir) &&
         !std::filesystem::is_directory(out_dir))
       throw Error("--out: " + out_dir + " exists and is not a directory");
@@ -232,7 +264,8 @@ void add_synthesize_command(CLI::App& app) {
                   "DIR/chakra/tacos.RANK.et with DIR/astra/ (ASTRA-sim run files), "
                   "DIR/msccl/NAME.xml");
   sub->add_option("--format", cmd->formats, "Comma list of json, chakra, msccl (with --out)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([cmd](const std::string&) { cmd->formats_given = true; });
   sub->callback([cmd] { cmd->run(); });
 }
 
