@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <system_error>
 #include <thread>
 
 #include "greedy_matcher.h"
@@ -371,7 +372,14 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, false);
+  for (unsigned t = 1; t < threads; ++t) {
+    // Under a process or thread limit, run the trials on the threads there are.
+    try {
+      pool.emplace_back(worker, false);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   worker(true);
   for (auto& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
