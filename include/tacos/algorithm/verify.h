@@ -13,10 +13,11 @@ struct VerifyResult {
   Time collective_time = 0;  // last transfer end that the replay saw
 };
 
-// Replays the algorithm's own times on `topology` (the topology it was made for, switches
-// unwound): every transfer uses an existing link and lasts at least the link's time under
-// `model`; a transfer starts only after each chunk it carries is at its source; no link
-// carries two transfers at once (tacos: [start, end); astra: [start, start + size/bw));
+// Replays the algorithm's own times on `topology` (the topology it was made for): every
+// transfer uses a link or a path through switches (SwitchRoutes) and lasts at least its hops'
+// time under `model`; a transfer starts only after each chunk it carries is at its source; no
+// link carries two transfers at once (tacos: [start, end); astra: [start, start + size/bw);
+// through switches the first hop is checked, the simulator replays the others);
 // every postcondition holds at the end.
 //
 // Violations are looked for in this order and the first one found is reported: per transfer

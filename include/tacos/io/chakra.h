@@ -41,8 +41,8 @@ struct ChakraOptions {
 };
 
 // Writes, for an algorithm over NPUs 0..N-1 of `topology` (N = topology.npus(), which must equal
-// the collective's topology NPUs; every transfer must be NPU -> NPU, i.e. synthesized on the
-// unwound topology; `topology` itself may be the full one with switches):
+// the collective's topology NPUs; every transfer is NPU -> NPU, over a link or through switches
+// (a switch is transparent to the files)):
 //   OUT/chakra/PREFIX.RANK.et  every rank, even idle ones
 //   OUT/astra/system.json, workload.RANK.et, mem.json, README, and network.yml when
 //   `topology_spec` (the --topology text) is an ASTRA-sim network: ring/fc/switch dimensions,
@@ -202,8 +202,8 @@ EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, Link
 
 // tacos's own files back to an Algorithm: the transfers with the times simulate_chakra gives
 // (start: the message entered its link; end: it arrived), so verify_algorithm can check the
-// semantics. `topology` is the one the algorithm was made for (switches unwound): every
-// message needs a direct link. Throws Error when the files carry no chunk identity
+// semantics. `topology` is the one the algorithm was made for: every message needs a direct
+// link or a path through switches. Throws Error when the files carry no chunk identity
 // (tacos_chunks / tacos metadata), naming the first node without it.
 Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, LinkModel model);
 

@@ -26,8 +26,8 @@ inline constexpr int kSvgMaxTenNpus = 16;
 // collective time) and a title with the collective, NPU count and collective time. Up to 16
 // NPUs it adds the time-expanded network: an arrow (<line class="arrow">) per transfer from
 // (src, start) to (dst, end).
-// Every transfer must use a link of `topology` (or, when it has switches, of its unwound form,
-// which is what synthesis uses) and the NPU counts must agree; otherwise throws Error.
+// Every transfer must use a link of `topology` or a path through its switches, and the NPU
+// counts must agree; otherwise throws Error.
 std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology);
 
 // Horizontal bars (<rect class="bar">), one per (label, value), scaled to the largest value;
