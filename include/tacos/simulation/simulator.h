@@ -15,7 +15,10 @@ struct SimulationResult {
 
 // Executes an algorithm in dependency order, ignoring its recorded times: a message starts when
 // it is first in its link's queue (transfers on a link keep their recorded start order, ties by
-// index), the link is free and every chunk it carries is present at its source. Link timing per
+// index), the link is free and every chunk it carries is present at its source. A message
+// between NPUs without a direct link crosses switches (SwitchRoutes) hop by hop,
+// store-and-forward: a switch's out-link serves the messages that reached it first come first
+// served (ties by source, destination and first chunk, so a re-timed schedule replays exactly). Link timing per
 // `model`: a message takes latency + size/bandwidth to arrive; the link is busy for all of it
 // (tacos) or for size/bandwidth only (astra). Deterministic; O(T log T) for T transfers.
 //
