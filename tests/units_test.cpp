@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
 #include "tacos/common/link_model.h"
+#include "tacos/synthesis/synthesizer.h"
+#include "tacos/topology/generators.h"
 
 namespace tacos {
 namespace {
@@ -79,6 +82,31 @@ TEST(CollectiveModel, BadParameters) {
   EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 1, 1 << 20, 1), Error);
   EXPECT_THROW(parse_collective_kind("all-scatter"), Error);
   EXPECT_EQ(parse_collective_kind("all-gather"), CollectiveKind::kAllGather);
+}
+
+}  // namespace
+}  // namespace tacos
+
+namespace tacos {
+namespace {
+
+TEST(Units, BytesAlwaysTakeAPicosecond) {
+  // 2 MiB at 1e20 GB/s is 2e-5 ps: still 1 ps, so a message always arrives after it was sent.
+  EXPECT_EQ(serialization_time(2 << 20, 1e20), 1);
+  EXPECT_EQ(serialization_time(0, 50), 0);
+}
+
+TEST(Units, ZeroTimeLinksStillGiveVerifiedReductions) {
+  // Latency 0 and 1e20 GB/s: every transfer takes 1 ps; reductions used to fail their own check.
+  for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    const Topology t = generate_topology("ring:4", parse_link_params("1e20", "0us"));
+    SynthesisOptions options;
+    const SynthesisResult r = synthesize_tacos(t, Collective::make(kind, 4, 64 << 20, 2), options);
+    const VerifyResult v = verify_algorithm(r.algorithm, t, LinkModel::kTacos);
+    EXPECT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.collective_time, r.collective_time);
+    EXPECT_GT(r.collective_time, 0);
+  }
 }
 
 }  // namespace

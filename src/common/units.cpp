@@ -1,5 +1,6 @@
 #include "tacos/common/units.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -10,7 +11,13 @@
 namespace tacos {
 namespace {
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+// Built by appending: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+std::string quoted(std::string_view text) {
+  std::string result(1, '\'');
+  result.append(text);
+  result.push_back('\'');
+  return result;
+}
 
 // Splits "12.5us" into number and suffix; returns false when there is no leading number.
 bool split_number(std::string_view text, double& value, std::string_view& suffix) {
@@ -139,9 +146,12 @@ Time serialization_time(Bytes bytes, double gbps) {
       static_cast<long double>(bytes) * 1e12L / (static_cast<long double>(gbps) * kBytesPerGB);
   const long double nearest = std::nearbyint(exact);
   // Values within rounding noise of a whole picosecond are that picosecond, so that
-  // 4.8828125 us stays exact and the same inputs always give the same integer.
-  if (std::fabs(exact - nearest) < 1e-6L) return static_cast<Time>(nearest);
-  return static_cast<Time>(std::ceil(exact));
+  // 4.8828125 us stays exact and the same inputs always give the same integer. Bytes always
+  // take at least a picosecond: a zero-time message would make "sent before it arrived" and
+  // "arrived before it was sent" the same instant.
+  const Time minimum = bytes > 0 ? 1 : 0;
+  if (std::fabs(exact - nearest) < 1e-6L) return std::max(minimum, static_cast<Time>(nearest));
+  return std::max(minimum, static_cast<Time>(std::ceil(exact)));
 }
 
 double to_micros(Time ps) { return static_cast<double>(ps) / static_cast<double>(kPicosPerMicro); }
