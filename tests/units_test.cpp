@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
@@ -94,6 +96,22 @@ TEST(Units, BytesAlwaysTakeAPicosecond) {
   // 2 MiB at 1e20 GB/s is 2e-5 ps: still 1 ps, so a message always arrives after it was sent.
   EXPECT_EQ(serialization_time(2 << 20, 1e20), 1);
   EXPECT_EQ(serialization_time(0, 50), 0);
+}
+
+TEST(Units, TimesThatWouldOverflowAreErrors) {
+  // Used to wrap around and report 1 us (--bandwidth 1e-12, --size 2^63-1).
+  try {
+    (void)serialization_time(16 << 20, 1e-12);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "a message of 16777216 bytes at 1e-12 GB/s takes 1.56e+10 s, more than the 1125 s "
+              "one message may take (tacos times are 64-bit picoseconds): use a smaller --size "
+              "or a larger --bandwidth");
+  }
+  EXPECT_THROW((void)serialization_time(std::numeric_limits<Bytes>::max() / 4, 50), Error);
+  EXPECT_THROW((void)parse_latency("100000s", kPicosPerMicro, "--latency"), Error);
+  EXPECT_EQ(parse_latency("1000s", kPicosPerMicro, "--latency"), 1'000'000'000'000'000);
 }
 
 TEST(Units, ZeroTimeLinksStillGiveVerifiedReductions) {

@@ -29,9 +29,8 @@ bool split_number(std::string_view text, double& value, std::string_view& suffix
           text[end] == '-' || text[end] == '+' || text[end] == 'e' || text[end] == 'E')) {
     // 'e' only counts as an exponent when followed by a digit or sign.
     if ((text[end] == 'e' || text[end] == 'E') &&
-        (end + 1 >= text.size() ||
-         !(std::isdigit(static_cast<unsigned char>(text[end + 1])) || text[end + 1] == '-' ||
-           text[end + 1] == '+')))
+        (end + 1 >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[end + 1])) ||
+                                     text[end + 1] == '-' || text[end + 1] == '+')))
       break;
     ++end;
   }
@@ -113,17 +112,22 @@ Time parse_latency(std::string_view text, Time bare_unit_ps, std::string_view wh
   else
     throw Error(std::string(what) + ": unknown latency unit " + quoted(suffix) +
                 " (expected ns, us or ms)");
-  if (value < 0) throw Error(std::string(what) + ": latency must not be negative, got " + quoted(text));
+  if (value < 0)
+    throw Error(std::string(what) + ": latency must not be negative, got " + quoted(text));
   const double ps = value * unit_ps;
-  if (ps > 1e17) throw Error(std::string(what) + ": " + quoted(text) + " is too large");
+  // Times are 64-bit picoseconds summed over a schedule's hops: one latency stays well below.
+  if (ps > 1e15)
+    throw Error(std::string(what) + ": " + quoted(text) + " is too large (at most 1000 s)");
   return static_cast<Time>(std::llround(ps));
 }
 
 double parse_bandwidth(std::string_view text, std::string_view what) {
   double value = 0;
   std::string_view suffix;
-  if (!split_number(text, value, suffix) || !(suffix.empty() || suffix == "GB/s" || suffix == "GBps"))
-    throw Error(std::string(what) + ": expected a bandwidth in GB/s such as 50, got " + quoted(text));
+  if (!split_number(text, value, suffix) ||
+      !(suffix.empty() || suffix == "GB/s" || suffix == "GBps"))
+    throw Error(std::string(what) + ": expected a bandwidth in GB/s such as 50, got " +
+                quoted(text));
   if (!(value > 0))
     throw Error(std::string(what) + ": bandwidth must be greater than zero, got " + quoted(text));
   return value;
@@ -150,6 +154,18 @@ Time serialization_time(Bytes bytes, double gbps) {
   // take at least a picosecond: a zero-time message would make "sent before it arrived" and
   // "arrived before it was sent" the same instant.
   const Time minimum = bytes > 0 ? 1 : 0;
+  // One message may take up to 2^50 ps (about 19 minutes): a schedule's sum of such times stays
+  // far inside 64-bit picoseconds. Beyond, say so rather than wrap around.
+  constexpr long double kMaxMessagePs = 1125899906842624.0L;  // 2^50
+  if (exact > kMaxMessagePs) {
+    char seconds[32], bandwidth[32];
+    std::snprintf(seconds, sizeof seconds, "%.3Lg", exact / 1e12L);
+    std::snprintf(bandwidth, sizeof bandwidth, "%g", gbps);
+    throw Error("a message of " + std::to_string(bytes) + " bytes at " + bandwidth +
+                " GB/s takes " + seconds +
+                " s, more than the 1125 s one message may take (tacos times are 64-bit "
+                "picoseconds): use a smaller --size or a larger --bandwidth");
+  }
   if (std::fabs(exact - nearest) < 1e-6L) return std::max(minimum, static_cast<Time>(nearest));
   return std::max(minimum, static_cast<Time>(std::ceil(exact)));
 }
