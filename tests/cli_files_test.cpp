@@ -170,3 +170,32 @@ TEST(CliOut, FormatWithoutOutAndNoSubcommandAreErrors) {
 
 }  // namespace
 }  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+TEST(CliVerify, ChecksTheRecordedTimesOfJsonFiles) {
+  // Every transfer squeezed into [0, 1] ps: the re-simulated schedule is fine, the file is not.
+  const fs::path dir = scratch_dir("verify_recorded");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --out " + dir.string()).exit_code,
+            0);
+  const RunResult good =
+      run_tacos("verify --algorithm " + (dir / "algorithm.json").string() + " --topology ring:4");
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("and the recorded times (causality, link occupancy, link model tacos)"),
+            std::string::npos)
+      << good.out;
+  std::string text = read_file(dir / "algorithm.json");
+  const std::regex times(R"(\[(\d+), (\d+), \d+, \d+, \[)");
+  text = std::regex_replace(text, times, "[$1, $2, 0, 1, [");
+  std::ofstream(dir / "squeezed.json") << text;
+  const RunResult bad =
+      run_tacos("verify --algorithm " + (dir / "squeezed.json").string() + " --topology ring:4");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("recorded times (link model tacos): transfer 0"), std::string::npos)
+      << bad.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tacos_test
