@@ -199,3 +199,33 @@ TEST(CliVerify, ChecksTheRecordedTimesOfJsonFiles) {
 
 }  // namespace
 }  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+TEST(CliVisualize, ReadsEveryFormatAndDefaultsTheTopology) {
+  const fs::path dir = scratch_dir("visualize_formats");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --format json,msccl,chakra --out " +
+                      dir.string())
+                .exit_code,
+            0);
+  const RunResult json = run_tacos("visualize --algorithm " + (dir / "algorithm.json").string() +
+                                   " --out " + (dir / "a.svg").string());
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("all-gather on fc:4, 12 transfers"), std::string::npos) << json.out;
+  const RunResult xml =
+      run_tacos("visualize --algorithm " + (dir / "msccl" / "tacos_all-gather.xml").string() +
+                " --topology ring:4 --out " + (dir / "x.svg").string());
+  EXPECT_EQ(xml.exit_code, 0) << xml.err;
+  EXPECT_NE(xml.out.find("all-gather on ring:4, 12 transfers, collective time 10.765626 us"),
+            std::string::npos)
+      << xml.out;
+  const RunResult chakra = run_tacos("visualize --algorithm " + (dir / "chakra").string() +
+                                     " --topology ring:4 --out " + (dir / "c.html").string());
+  EXPECT_EQ(chakra.exit_code, 0) << chakra.err;
+  EXPECT_TRUE(fs::exists(dir / "c.html"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tacos_test

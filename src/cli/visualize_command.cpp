@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "algorithm_files.h"
 #include "commands.h"
 #include "common_options.h"
 #include "tacos/common/atomic_file.h"
@@ -28,16 +30,26 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 struct VisualizeCommand {
   TopologyOptions topology;
+  bool topology_given = false;
   std::string algorithm_file;
   std::string out;
+  std::string link_model = "tacos";
+  std::string size;
 
   void run() const {
     // Check the cheap things first so nothing is read or written for a bad --out.
     const bool html = ends_with(out, ".html") || ends_with(out, ".htm");
     if (!html && !ends_with(out, ".svg"))
       throw Error("--out: expected a file name ending in .svg or .html, got '" + out + "'");
-    const Algorithm algorithm = read_algorithm_json(algorithm_file);
-    const Topology network = topology.load();
+    const std::optional<Bytes> size_bytes =
+        size.empty() ? std::nullopt : std::optional<Bytes>(parse_size(size));
+    const LoadedAlgorithm loaded = load_algorithm_file(algorithm_file, topology, topology_given,
+                                                       parse_link_model(link_model), size_bytes);
+    if (!loaded.algorithm)
+      throw Error("visualize: " + algorithm_file +
+                  ": chunk identity is unknown (not a tacos-written Chakra set), nothing to draw");
+    const Algorithm& algorithm = *loaded.algorithm;
+    const Topology& network = loaded.network;
     const std::string svg = algorithm_svg(algorithm, network);
     const std::string title =
         "tacos " + to_string(algorithm.collective().kind()) + " on " + network.name();
@@ -64,10 +76,20 @@ void add_visualize_command(CLI::App& app) {
       "visualize",
       "Draw an algorithm: a timeline of transfers per link with utilization, and for up to 16 "
       "NPUs its time-expanded network (SVG, or HTML embedding the SVG)");
-  sub->add_option("--algorithm", cmd->algorithm_file, "Algorithm file (algorithm.json)")
+  sub->add_option("--algorithm", cmd->algorithm_file,
+                  "Algorithm file: tacos JSON, MSCCL-IR XML or a tacos Chakra ET prefix/folder")
       ->required();
   cmd->topology.add_to(*sub);
-  sub->get_option("--topology")->required()->default_str("");
+  sub->get_option("--topology")
+      ->default_str("")
+      ->description(
+          "The topology the algorithm was made for (default: fully connected, as "
+          "simulate)")
+      ->each([cmd](const std::string&) { cmd->topology_given = true; });
+  sub->add_option("--link-model", cmd->link_model,
+                  "How MSCCL XML and Chakra files are timed: tacos or astra")
+      ->capture_default_str();
+  sub->add_option("--size", cmd->size, "Collective size, for files that carry none");
   sub->add_option("--out", cmd->out, "Output picture: FILE.svg or FILE.html")->required();
   sub->footer("Generators:\n" + generator_help());
   sub->callback([cmd] { cmd->run(); });
