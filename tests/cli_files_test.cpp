@@ -229,3 +229,18 @@ TEST(CliVisualize, ReadsEveryFormatAndDefaultsTheTopology) {
 
 }  // namespace
 }  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+TEST(CliHelp, FileCommandsShowNoMisleadingDefaultTopology) {
+  // Without --topology they use a fully connected topology of the file's NPUs, not torus2d:8x8.
+  for (const char* command : {"simulate", "verify", "convert", "visualize"}) {
+    const RunResult help = run_tacos(std::string(command) + " --help");
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_EQ(help.out.find("--topology TEXT=torus2d:8x8"), std::string::npos) << command;
+  }
+}
+
+}  // namespace
+}  // namespace tacos_test

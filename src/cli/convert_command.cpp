@@ -60,6 +60,7 @@ void add_convert_command(CLI::App& app) {
   sub->add_option("OUT", cmd->out, "Output file (.json, .xml) or directory (Chakra)")->required();
   cmd->topology.add_to(*sub);
   sub->get_option("--topology")
+      ->default_str("")
       ->description("Topology the algorithm runs on; default: fully connected among its NPUs")
       ->each([cmd](const std::string&) { cmd->topology_given = true; });
   sub->add_option("--link-model", cmd->link_model, "tacos or astra (times of read files)")

@@ -31,6 +31,7 @@ struct FileRunOptions {
         ->required();
     topology.add_to(command);
     command.get_option("--topology")
+        ->default_str("")
         ->description(
             "Topology to run on (generator spec or YAML file); default: fully connected among "
             "the algorithm's NPUs")
