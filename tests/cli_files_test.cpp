@@ -244,3 +244,30 @@ TEST(CliHelp, FileCommandsShowNoMisleadingDefaultTopology) {
 
 }  // namespace
 }  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+TEST(CliVerify, OtherToolsXmlNeedsNoSize) {
+  const fs::path sample = fs::path(TACOS_SHARED_DATA_DIR) / "msccl" / "allreduce_ring_3gpus.xml";
+  if (!fs::exists(sample)) GTEST_SKIP() << "sample not found: " << sample;
+  const RunResult r = run_tacos("verify --algorithm " + sample.string() + " --topology ring:3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("a correct all-reduce (3 NPUs, 12 messages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("checked with 1 MiB per MSCCL chunk"), std::string::npos) << r.out;
+}
+
+TEST(CliFormats, HugeMscclRootTagIsAnErrorNotACrash) {
+  // A 40 KB root tag used to overflow the stack of the regex that read ngpus.
+  const fs::path path = write_temp("huge_root.xml", "<algo name=\"x\" " + std::string(40000, 'a') +
+                                                        "=\"1\" ngpus=\"99999999999\">\n</algo>\n");
+  const RunResult r = run_tacos("simulate --algorithm " + path.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("<algo ngpus=\"99999999999\">: expected a whole number up to 16777216"),
+            std::string::npos)
+      << r.err;
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace tacos_test

@@ -1,7 +1,7 @@
 #include "algorithm_files.h"
 
+#include <charconv>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "tacos/common/error.h"
@@ -18,18 +18,46 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The ngpus attribute of an MSCCL file, read before the topology exists.
-int msccl_ngpus(const std::string& path) {
+// A whole-number attribute of an MSCCL file's <algo> element, read before the topology exists,
+// by plain scanning (a regex over a huge root tag overflowed the stack); -1 when absent.
+long long msccl_root_number(const std::string& path, const std::string& name) {
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open");
   std::stringstream text;
   text << in.rdbuf();
   const std::string content = text.str();
-  std::smatch match;
-  static const std::regex kNgpus(R"re(<algo\b[^>]*\bngpus\s*=\s*"(\d+)")re");
-  if (!std::regex_search(content, match, kNgpus))
-    throw Error(path + ": the <algo> element has no ngpus attribute");
-  return std::stoi(match[1]);
+  const std::size_t open = content.find("<algo");
+  if (open == std::string::npos) throw Error(path + ": no <algo> element");
+  const std::size_t close = content.find('>', open);
+  const std::string tag =
+      content.substr(open, close == std::string::npos ? std::string::npos : close - open);
+  for (std::size_t at = tag.find(name); at != std::string::npos; at = tag.find(name, at + 1)) {
+    const bool starts = at > 0 && (tag[at - 1] == ' ' || tag[at - 1] == '\t' ||
+                                   tag[at - 1] == '\n' || tag[at - 1] == '\r');
+    std::size_t i = at + name.size();
+    while (i < tag.size() && tag[i] == ' ') ++i;
+    if (!starts || i >= tag.size() || tag[i] != '=') continue;
+    ++i;
+    while (i < tag.size() && tag[i] == ' ') ++i;
+    if (i >= tag.size() || (tag[i] != '"' && tag[i] != '\'')) continue;
+    const char quote = tag[i++];
+    const std::size_t end = tag.find(quote, i);
+    const std::string value = tag.substr(i, end == std::string::npos ? 0 : end - i);
+    long long number = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || number < 0 ||
+        number > (1LL << 24))
+      throw Error(path + ": <algo " + name + "=\"" + value.substr(0, 40) +
+                  "\">: expected a whole number up to " + std::to_string(1 << 24));
+    return number;
+  }
+  return -1;
+}
+
+int msccl_ngpus(const std::string& path) {
+  const long long ngpus = msccl_root_number(path, "ngpus");
+  if (ngpus < 0) throw Error(path + ": the <algo> element has no ngpus attribute");
+  return static_cast<int>(ngpus);
 }
 
 Topology pick_topology(const TopologyOptions& topology, bool given, int npus, std::string& spec) {
@@ -62,8 +90,8 @@ std::string to_string(AlgorithmFormat format) {
 }
 
 LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptions& topology,
-                                    bool topology_given, LinkModel model,
-                                    std::optional<Bytes> size) {
+                                    bool topology_given, LinkModel model, std::optional<Bytes> size,
+                                    bool nominal_size_if_missing) {
   LoadedAlgorithm loaded;
   loaded.format = detect_format(path);
   switch (loaded.format) {
@@ -77,6 +105,15 @@ LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptio
     case AlgorithmFormat::kMsccl: {
       loaded.network = topology.network(
           pick_topology(topology, topology_given, msccl_ngpus(path), loaded.topology_spec));
+      // Correctness does not depend on the size: without one (other tools' files, no --size)
+      // a nominal size of 1 MiB per MSCCL chunk is used where the caller only checks.
+      if (!size && nominal_size_if_missing && msccl_root_number(path, "tacos_size_bytes") < 0) {
+        const long long chunks = msccl_root_number(path, "nchunksperloop");
+        if (chunks > 0) {
+          size = (Bytes{1} << 20) * loaded.network.npus() * chunks;
+          loaded.nominal_size = true;
+        }
+      }
       // MSCCL names GPU-to-GPU messages; through switches they are read (and ordered) over
       // the NPU view of the switch routes, then timed on the switches like any algorithm.
       loaded.algorithm = read_msccl_xml(

@@ -58,10 +58,11 @@ struct Outcome {
   std::int64_t compute_nodes = 0;
 };
 
-Outcome run_file(const FileRunOptions& o) {
+Outcome run_file(const FileRunOptions& o, bool nominal_size_if_missing = false) {
   const LinkModel model = parse_link_model(o.link_model);
   Outcome outcome;
-  outcome.loaded = load_algorithm_file(o.path, o.topology, o.topology_given, model, o.size_bytes());
+  outcome.loaded = load_algorithm_file(o.path, o.topology, o.topology_given, model, o.size_bytes(),
+                                       nominal_size_if_missing);
   const LoadedAlgorithm& loaded = outcome.loaded;
   if (loaded.trace) {
     const EtRunResult run = simulate_chakra(*loaded.trace, loaded.network, model, o.size_bytes());
@@ -143,7 +144,7 @@ struct SimulateCommand {
 struct VerifyCommand {
   FileRunOptions options;
   void run() const {
-    const Outcome outcome = run_file(options);
+    const Outcome outcome = run_file(options, /*nominal_size_if_missing=*/true);
     if (options.json) std::cout << outcome_json(outcome, options.link_model).dump(2) << std::endl;
     if (!outcome.check)
       throw Error("verify: " + options.path +
@@ -158,6 +159,10 @@ struct VerifyCommand {
                   to_string(outcome.loaded.algorithm->collective().kind()).c_str(),
                   outcome.loaded.network.npus(), static_cast<long long>(outcome.messages),
                   format_micros(outcome.time).c_str());
+      if (outcome.loaded.nominal_size)
+        std::printf(
+            "  the file carries no sizes: checked with 1 MiB per MSCCL chunk (the time "
+            "above is for that size; give --size for the real one)\n");
       if (outcome.recorded)
         std::printf(
             "  checked: postconditions on the simulated schedule, and the recorded times "
