@@ -83,37 +83,25 @@ Algorithm ring_baseline(const Topology& topology, const Collective& collective, 
   auto on = [&](const std::vector<int>& order, int position) {
     return order[((position % n) + n) % n];
   };
-  auto reduce_scatter = [&](std::int64_t base) {
+  // One phase over every channel: the piece of the member at position p travels from position
+  // p + first to p + first + n - 2 (Reduce-Scatter: first = 1, ending at p; All-Gather: 0).
+  auto ring_phase = [&](std::int64_t base, int first, bool reduce) {
     std::int64_t end = base;
     for (int c = 0; c < channel_count; ++c) {
       const auto pieces = pieces_of(c);
       const auto& order = channels[c];
       const auto count = static_cast<std::int64_t>(pieces.size());
       for (std::int64_t q = 0; q < count; ++q)
-        for (int b = 0; b < n; ++b)
+        for (int p = 0; p < n; ++p)
           for (int h = 0; h + 1 < n; ++h)
-            schedule.send(members[on(order, b + 1 + h)], members[on(order, b + 2 + h)],
-                          base + h * count + q, on(order, b) * k_count + pieces[q],
-                          /*reduce=*/true);
+            schedule.send(members[on(order, p + first + h)], members[on(order, p + first + h + 1)],
+                          base + h * count + q, on(order, p) * k_count + pieces[q], reduce);
       end = std::max(end, base + count * (n - 1));
     }
     return end;
   };
-  auto all_gather = [&](std::int64_t base) {
-    std::int64_t end = base;
-    for (int c = 0; c < channel_count; ++c) {
-      const auto pieces = pieces_of(c);
-      const auto& order = channels[c];
-      const auto count = static_cast<std::int64_t>(pieces.size());
-      for (std::int64_t q = 0; q < count; ++q)
-        for (int a = 0; a < n; ++a)
-          for (int h = 0; h + 1 < n; ++h)
-            schedule.send(members[on(order, a + h)], members[on(order, a + h + 1)],
-                          base + h * count + q, on(order, a) * k_count + pieces[q]);
-      end = std::max(end, base + count * (n - 1));
-    }
-    return end;
-  };
+  auto reduce_scatter = [&](std::int64_t base) { return ring_phase(base, 1, true); };
+  auto all_gather = [&](std::int64_t base) { return ring_phase(base, 0, false); };
 
   switch (kind) {
     case CollectiveKind::kAllGather:

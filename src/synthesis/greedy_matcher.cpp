@@ -493,36 +493,22 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
 int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
   if (!unicast_ && holders_.empty())
     return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
-  if (!unicast_) {
-    // Rarest first: the chunk the fewest NPUs have or are getting, seeded random among equals,
-    // so a source with many takers (a broadcast root) keeps sending new chunks.
-    int best = 0;
-    std::int32_t fewest = std::numeric_limits<std::int32_t>::max();
-    std::uint32_t ties = 0;
-    for (int i = 0; i < size; ++i) {
-      const std::int32_t h = holders_[window[i].chunk];
-      if (h < fewest) {
-        fewest = h;
-        best = i;
-        ties = 1;
-      } else if (h == fewest && draw(link, ++ties) == 0) {
-        best = i;
-      }
-    }
-    return best;
-  }
-  // Critical path first: the chunk with the farthest destination, seeded random among equals.
+  // Rarest first on switch fabrics (a broadcast root keeps sending new chunks); for unicast
+  // the critical path first (the farthest destination). Seeded random among equals.
   const NpuId src = links_[link].src;
+  auto score = [&](ChunkId c) -> std::int64_t {
+    return unicast_ ? remaining_distance(src, c) : -static_cast<std::int64_t>(holders_[c]);
+  };
   int best = 0;
-  Time best_distance = -1;
+  std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
   std::uint32_t ties = 0;
   for (int i = 0; i < size; ++i) {
-    const Time d = remaining_distance(src, window[i].chunk);
-    if (d > best_distance) {
-      best_distance = d;
+    const std::int64_t s = score(window[i].chunk);
+    if (s > best_score) {
+      best_score = s;
       best = i;
       ties = 1;
-    } else if (d == best_distance && draw(link, ++ties) == 0) {
+    } else if (s == best_score && draw(link, ++ties) == 0) {
       best = i;
     }
   }
