@@ -373,7 +373,7 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   // 1. Each transfer on its own, in index order.
   // A message between NPUs without a direct link crosses switches (SwitchRoutes): it needs
   // every hop's time, and its first hop is the link it occupies at its recorded start.
-  const SwitchRoutes routes(topology);
+  const SwitchRoutes& routes = topology.switch_routes();
   std::vector<LinkId> link_of(num_transfers);
   std::vector<char> multi_hop(num_transfers, 0);
   for (std::size_t i = 0; i < num_transfers; ++i) {

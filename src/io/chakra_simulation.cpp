@@ -110,7 +110,7 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   std::vector<std::vector<LinkId>> parent_link(npus);  // per source: BFS tree, lazily
   // Direct links and switch routes as the simulator takes them; other pairs (through NPUs)
   // over a fewest-hop path, as ASTRA-sim would route them.
-  const SwitchRoutes switch_routes(topology);
+  const SwitchRoutes& switch_routes = topology.switch_routes();
   auto route = [&](int src, int dst) -> std::pair<std::uint32_t, std::uint32_t> {
     const std::int64_t key = static_cast<std::int64_t>(src) * npus + dst;
     if (auto it = route_cache.find(key); it != route_cache.end()) return it->second;
@@ -410,7 +410,7 @@ Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, Li
                 std::to_string(collective.chunk_bytes()) + ")");
 
   const EtRunResult result = simulate_chakra(trace, topology, model, info.size);
-  const SwitchRoutes switch_routes(topology);
+  const SwitchRoutes& switch_routes = topology.switch_routes();
   Algorithm algorithm(collective);
   algorithm.reserve(result.by_message.size());
   Time last = 0;

@@ -249,7 +249,7 @@ RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
   std::vector<std::uint32_t> prev_on_uplink(num_tx, kNone);
   std::vector<char> has_next_on_uplink(num_tx, 0);
   if (gates) {
-    const SwitchRoutes routes(topology);
+    const SwitchRoutes& routes = topology.switch_routes();
     std::vector<LinkId> first_hop(num_tx, -1);
     for (std::size_t i = 0; i < num_tx; ++i) {
       const auto route = routes.route(transfers[i].src, transfers[i].dst);

@@ -120,7 +120,6 @@ void check_algorithm(const Algorithm& algorithm, const Topology& topology) {
     throw Error("visualize: the algorithm is for " + std::to_string(c.topology_npus()) +
                 " NPUs but topology '" + topology.name() + "' has " +
                 std::to_string(topology.npus()));
-  std::optional<SwitchRoutes> routes;
   const auto& transfers = algorithm.transfers();
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
@@ -135,8 +134,7 @@ void check_algorithm(const Algorithm& algorithm, const Topology& topology) {
         throw Error(where + ": chunk " + std::to_string(chunk) + " out of range");
     if (topology.find_link(t.src, t.dst) >= 0) continue;
     if (topology.switches() > 0 && t.src < topology.npus() && t.dst < topology.npus()) {
-      if (!routes) routes.emplace(topology);
-      if (!routes->route(t.src, t.dst).empty()) continue;
+      if (!topology.switch_routes().route(t.src, t.dst).empty()) continue;
     }
     throw Error(where + ": topology '" + topology.name() + "' has no link " +
                 link_label(t.src, t.dst));

@@ -93,7 +93,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
 
   // Routes (switches are devices: a message between NPUs without a direct link crosses them,
   // store-and-forward) and chunk ids.
-  const SwitchRoutes routes(topology);
+  const SwitchRoutes& routes = topology.switch_routes();
   std::vector<std::span<const LinkId>> route_of(num_transfers);
   std::vector<LinkId> link_of(num_transfers);
   for (std::size_t i = 0; i < num_transfers; ++i) {

@@ -122,7 +122,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
 }
 
 void GreedyMatcher::add_switch_routes(const Topology& topology, Bytes chunk_bytes) {
-  const SwitchRoutes routes(topology);
+  const SwitchRoutes& routes = topology.switch_routes();
   if (routes.num_switch_pairs() == 0) return;
   switch_routes_ = true;
   port_free_.assign(topology.num_links(), 0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <string>
 
 #include "tacos/common/error.h"
@@ -184,9 +185,27 @@ std::span<const LinkId> SwitchRoutes::switch_route(NpuId src, int peer_index) co
           static_cast<std::size_t>(route_begin_[k + 1] - route_begin_[k])};
 }
 
+struct SwitchRoutesCache::State {
+  std::once_flag once;
+  std::unique_ptr<SwitchRoutes> routes;
+};
+
+SwitchRoutesCache::SwitchRoutesCache() : state_(std::make_unique<State>()) {}
+SwitchRoutesCache::SwitchRoutesCache(const SwitchRoutesCache&) : SwitchRoutesCache() {}
+SwitchRoutesCache& SwitchRoutesCache::operator=(const SwitchRoutesCache&) {
+  state_ = std::make_unique<State>();
+  return *this;
+}
+SwitchRoutesCache::~SwitchRoutesCache() = default;
+
+const SwitchRoutes& SwitchRoutesCache::get(const Topology& topology) const {
+  std::call_once(state_->once, [&] { state_->routes = std::make_unique<SwitchRoutes>(topology); });
+  return *state_->routes;
+}
+
 Topology switch_route_view(const Topology& topology) {
   if (topology.switches() == 0) return topology;
-  const SwitchRoutes routes(topology);
+  const SwitchRoutes& routes = topology.switch_routes();
   std::vector<Link> links;
   for (const Link& l : topology.links())
     if (!topology.is_switch(l.src) && !topology.is_switch(l.dst)) links.push_back(l);

@@ -12,6 +12,7 @@
 
 namespace tacos {
 
+// Build it through Topology::switch_routes(), which computes it once per topology object.
 class SwitchRoutes {
  public:
   // Throws Error when the routes would not fit in memory (too many NPU pairs through switches).
@@ -21,8 +22,8 @@ class SwitchRoutes {
   // neither a direct link nor a switch-only path joins them.
   std::span<const LinkId> route(NpuId src, NpuId dst) const;
 
-  // NPUs `src` reaches through switches only (no direct link), ascending; parallel to the
-  // routes of routes_from().
+  // NPUs `src` reaches through switches only (no direct link), ascending; switch_route(src, i)
+  // is the route to the i-th of them.
   std::span<const NpuId> switch_peers(NpuId src) const;
   std::span<const LinkId> switch_route(NpuId src, int peer_index) const;
 
@@ -34,7 +35,7 @@ class SwitchRoutes {
   std::vector<NpuId> peer_;                // per (src, peer)
   std::vector<std::int64_t> route_begin_;  // per (src, peer) + 1, into links_
   std::vector<LinkId> links_;
-  std::vector<LinkId> direct_;  // scratch-free storage of single-link routes, per link id
+  std::vector<LinkId> direct_;  // direct_[l] == l: a direct link's one-link route points here
 };
 
 // The NPUs alone, with a link for every direct link and every switch route (bandwidth of the

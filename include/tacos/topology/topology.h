@@ -1,6 +1,7 @@
 #pragma once
 // A directed multigraph-free network: devices 0..npus-1 are NPUs, npus..devices-1 are switches.
 // Links are stored once, sorted by (src, dst), with CSR indexes for out- and in-edges.
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -8,6 +9,23 @@
 #include "tacos/common/types.h"
 
 namespace tacos {
+
+class SwitchRoutes;
+
+// The routes of one Topology object, built on first use (thread-safe) and kept. A copy or a
+// moved-to topology starts with none of its own: routes refer to the object they were built for.
+class SwitchRoutesCache {
+ public:
+  SwitchRoutesCache();
+  SwitchRoutesCache(const SwitchRoutesCache&);
+  SwitchRoutesCache& operator=(const SwitchRoutesCache&);
+  ~SwitchRoutesCache();
+  const SwitchRoutes& get(const class Topology& topology) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 struct Link {
   DeviceId src = 0;
@@ -48,6 +66,9 @@ class Topology {
   // faster of the two. Returns a copy when there are no switches.
   Topology unwind_switches() const;
 
+  // Routes between NPUs through switches (switch_routes.h), computed once per object.
+  const SwitchRoutes& switch_routes() const { return routes_cache_.get(*this); }
+
   // Per device: 1 if it can be reached from `from` (forward) or can reach it (!forward).
   std::vector<char> reachable(DeviceId from, bool forward) const;
 
@@ -64,6 +85,7 @@ class Topology {
   std::vector<LinkId> in_offsets_;   // devices + 1
   std::vector<LinkId> out_index_;    // 0..links-1: out-links are contiguous after sorting
   std::vector<LinkId> in_index_;     // link ids grouped by dst
+  SwitchRoutesCache routes_cache_;
 };
 
 }  // namespace tacos
