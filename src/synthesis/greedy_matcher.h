@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../common/mix64.h"
 #include "chunk_logs.h"
 #include "tacos/synthesis/synthesizer.h"
 
@@ -114,12 +115,7 @@ class GreedyMatcher {
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
   // Seeded randomness that depends only on (seed, link, how often the link drew), never on the
   // order links are visited in, so threads cannot change the result.
-  static std::uint64_t mix(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  }
+  static std::uint64_t mix(std::uint64_t x) { return mix64(x); }
   std::uint32_t draw(LinkId link, std::uint32_t n) {
     const std::uint64_t x = mix(seed_ ^ (static_cast<std::uint64_t>(link) << 32) ^ ++draws_[link]);
     return static_cast<std::uint32_t>(((x >> 32) * n) >> 32);

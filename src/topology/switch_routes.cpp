@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "../common/mix64.h"
 #include "tacos/common/error.h"
 
 namespace tacos {
@@ -14,11 +15,7 @@ namespace {
 constexpr std::int64_t kMaxSwitchPairs = std::int64_t{1} << 27;
 
 std::uint64_t spread(std::uint64_t a, std::uint64_t b, int hop) {
-  std::uint64_t x = (a << 32) ^ b ^ (static_cast<std::uint64_t>(hop) << 58);
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return detail::mix64((a << 32) ^ b ^ (static_cast<std::uint64_t>(hop) << 58));
 }
 
 }  // namespace
