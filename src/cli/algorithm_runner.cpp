@@ -59,10 +59,10 @@ AlgorithmRun run_algorithm_searching_chunks(const std::string& name, const Topol
   std::optional<AlgorithmRun> best;
   double seconds = 0;
   int without_gain = 0;
+  const Collective probe = collective_for(1);
+  const bool rooted =
+      probe.kind() == CollectiveKind::kBroadcast || probe.kind() == CollectiveKind::kReduce;
   for (int k = 1; k <= (1 << 20); k *= 2) {
-    const Collective probe = collective_for(1);
-    const bool rooted =
-        probe.kind() == CollectiveKind::kBroadcast || probe.kind() == CollectiveKind::kReduce;
     const double pieces = rooted ? k : static_cast<double>(probe.num_members()) * k;
     if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
     // Transfers grow with members x chunks (every member needs nearly every chunk).
