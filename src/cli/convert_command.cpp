@@ -6,6 +6,7 @@
 #include "algorithm_files.h"
 #include "commands.h"
 #include "common_options.h"
+#include "msccl_options.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
@@ -21,6 +22,7 @@ struct ConvertCommand {
   bool topology_given = false;
   std::string link_model = "tacos";
   std::string size;
+  MscclOptions msccl;
 
   void run() const {
     const LinkModel model = parse_link_model(link_model);
@@ -37,7 +39,8 @@ struct ConvertCommand {
         write_algorithm_json(*loaded.algorithm, out);
         break;
       case AlgorithmFormat::kMsccl:
-        write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string());
+        write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string(),
+                        msccl.get());
         break;
       case AlgorithmFormat::kChakra:
         write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);
@@ -66,6 +69,7 @@ void add_convert_command(CLI::App& app) {
   sub->add_option("--link-model", cmd->link_model, "tacos or astra (times of read files)")
       ->capture_default_str();
   sub->add_option("--size", cmd->size, "Collective size for input files that carry none");
+  cmd->msccl.add_to(*sub);
   sub->callback([cmd] { cmd->run(); });
 }
 
