@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "report.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/collective/npu_list.h"
 #include "tacos/common/error.h"
@@ -33,9 +34,12 @@ struct BoundCommand {
     const Collective coll =
         Collective::make(kind, full.npus(), bytes, flags.chunks(), members, root);
     const LowerBound bound = compute_lower_bound(full, coll);
-    const double algbw = bound.bandwidth_bound_us > 0 ? static_cast<double>(bytes) / kBytesPerGB /
-                                                            (bound.bandwidth_bound_us * 1e-6)
-                                                      : 0.0;
+    // nccl-tests' convention (report.h): 1e9 B/s, busbw = algbw x the collective's bus factor.
+    const double algbw =
+        bound.bandwidth_bound_us > 0
+            ? static_cast<double>(bytes) / kNcclBytesPerGB / (bound.bandwidth_bound_us * 1e-6)
+            : 0.0;
+    const double busbw = algbw * bus_factor(kind, coll.num_members());
 
     if (json) {
       nlohmann::ordered_json out;
@@ -53,6 +57,8 @@ struct BoundCommand {
       out["bandwidth_bound_us"] = bound.bandwidth_bound_us;
       out["algbw_at_bound_gbps"] =
           algbw > 0 ? nlohmann::ordered_json(algbw) : nlohmann::ordered_json();
+      out["busbw_at_bound_gbps"] =
+          algbw > 0 ? nlohmann::ordered_json(busbw) : nlohmann::ordered_json();
       out["method"] = bound.method;
       out["bandwidth_bound_method"] = bound.method;
       out["bandwidth_bound_exact"] = bound.bandwidth_bound_exact;
@@ -71,7 +77,9 @@ struct BoundCommand {
     std::printf("  latency bound      %.6f us\n", bound.latency_bound_us);
     std::printf("  bandwidth bound    %.6f us%s\n", bound.bandwidth_bound_us,
                 bound.bandwidth_bound_exact ? "" : " (approximate: may lie below the exact cut)");
-    std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound)\n", algbw);
+    std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound; 1e9 B/s)\n", algbw);
+    std::printf("  busbw at bound     %.3f GB/s (algbw x %.4g, as nccl-tests)\n", busbw,
+                bus_factor(kind, coll.num_members()));
     std::printf("  method             %s\n", bound.method.c_str());
   }
 };

@@ -50,11 +50,12 @@ struct CompareCommand {
                   full.name().c_str(), network.npus(), format_bytes(coll.size()).c_str(),
                   to_string(options.link_model).c_str());
     if (!json && bound)
-      std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n\n",
+      std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n",
                   bound->lower_bound_us, bound->latency_bound_us, bound->bandwidth_bound_us);
+    if (!json) std::printf("algbw and busbw in GB/s of 1e9 B/s, as nccl-tests reports them\n\n");
     if (!json)
-      std::printf("%-13s %5s %14s %12s %11s %13s  %s\n", "algorithm", "K", "time (us)",
-                  "algbw (GB/s)", "vs bound", "synthesis (s)", "verified");
+      std::printf("%-13s %5s %14s %8s %8s %9s %13s  %s\n", "algorithm", "K", "time (us)", "algbw",
+                  "busbw", "vs bound", "synthesis (s)", "verified");
     for (const std::string& name : names) {
       AlgorithmRun run = run_algorithm_searching_chunks(
           name, network, [&](int k) { return collective.make(network, k); }, flags.auto_chunks(),
@@ -65,6 +66,7 @@ struct CompareCommand {
         row["chunks_per_npu"] = nullptr;
         row["collective_time_us"] = nullptr;
         row["algbw_gbps"] = nullptr;
+        row["busbw_gbps"] = nullptr;
         row["lower_bound_us"] = bound ? nlohmann::ordered_json(bound->lower_bound_us) : nullptr;
         row["bound_ratio"] = nullptr;
         row["verified"] = nullptr;
@@ -72,8 +74,8 @@ struct CompareCommand {
         row["skipped_reason"] = *run.skipped_reason;
         bars.emplace_back(name, std::nan(""));
         if (!json)
-          std::printf("%-13s %5s %14s %12s %11s %13s  skipped: %s\n", name.c_str(), "-", "-", "-",
-                      "-", "-", run.skipped_reason->c_str());
+          std::printf("%-13s %5s %14s %8s %8s %9s %13s  skipped: %s\n", name.c_str(), "-", "-", "-",
+                      "-", "-", "-", run.skipped_reason->c_str());
         results.push_back(row);
         continue;
       }
@@ -84,6 +86,7 @@ struct CompareCommand {
       row["chunks_per_npu"] = run.result.algorithm.collective().chunks_per_npu();
       row["collective_time_us"] = to_micros(run.result.collective_time);
       row["algbw_gbps"] = report.algbw_gbps;
+      row["busbw_gbps"] = report.busbw_gbps;
       row["lower_bound_us"] = json_or_null(report.lower_bound_us);
       row["bound_ratio"] = json_or_null(report.bound_ratio);
       row["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;
@@ -92,19 +95,22 @@ struct CompareCommand {
       results.push_back(row);
       bars.emplace_back(name, to_micros(run.result.collective_time));
       if (!json)
-        std::printf("%-13s %5d %14s %12.2f %11s %13.3f  %s\n", name.c_str(),
-                    run.result.algorithm.collective().chunks_per_npu(),
-                    format_micros(run.result.collective_time).c_str(), report.algbw_gbps,
-                    report.bound_ratio
-                        ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
-                        : "-",
-                    run.result.seconds, run.verified && *run.verified ? "yes" : "no");
+        std::printf(
+            "%-13s %5d %14s %8.2f %8.2f %9s %13.3f  %s\n", name.c_str(),
+            run.result.algorithm.collective().chunks_per_npu(),
+            format_micros(run.result.collective_time).c_str(), report.algbw_gbps, report.busbw_gbps,
+            report.bound_ratio ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
+                               : "-",
+            run.result.seconds, run.verified && *run.verified ? "yes" : "no");
     }
     if (!plot.empty())
-      write_file_atomically(plot,
-                            bar_chart_svg(to_string(coll.kind()) + " on " + full.name() + ", " +
-                                              format_bytes(coll.size()) + ": collective time",
-                                          bars, "us"));
+      write_file_atomically(
+          plot, bar_chart_svg(to_string(coll.kind()) + " on " + full.name() + ", " +
+                                  format_bytes(coll.size()) + ": collective time",
+                              bars, "us", "collective time",
+                              bound ? std::optional<BarChartMark>(
+                                          BarChartMark{"lower bound", bound->lower_bound_us})
+                                    : std::nullopt));
     if (json) {
       nlohmann::ordered_json out;
       out["topology"] = full.name();

@@ -7,6 +7,7 @@
 #include "algorithm_files.h"
 #include "commands.h"
 #include "common_options.h"
+#include "report.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -99,6 +100,15 @@ nlohmann::ordered_json outcome_json(const Outcome& outcome, const std::string& m
     out["chunk_bytes"] = c.chunk_bytes();
   }
   out["collective_time_us"] = to_micros(outcome.time);
+  if (outcome.loaded.algorithm) {
+    const Report report =
+        make_report(outcome.time, outcome.loaded.algorithm->collective(), std::nullopt);
+    out["algbw_gbps"] = report.algbw_gbps;
+    out["busbw_gbps"] = report.busbw_gbps;
+  } else {
+    out["algbw_gbps"] = nullptr;  // the size of a foreign Chakra set is not known
+    out["busbw_gbps"] = nullptr;
+  }
   out["messages"] = outcome.messages;
   if (outcome.loaded.trace) out["compute_nodes"] = outcome.compute_nodes;
   out["verified"] =
@@ -130,6 +140,12 @@ struct SimulateCommand {
                   to_string(outcome.loaded.algorithm->collective().kind()).c_str(),
                   format_bytes(outcome.loaded.algorithm->collective().size()).c_str());
     std::printf("  collective time  %s us\n", format_micros(outcome.time).c_str());
+    if (outcome.loaded.algorithm) {
+      const Report report =
+          make_report(outcome.time, outcome.loaded.algorithm->collective(), std::nullopt);
+      std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n",
+                  report.algbw_gbps, report.busbw_gbps);
+    }
     std::printf("  messages         %lld\n", static_cast<long long>(outcome.messages));
     if (outcome.loaded.trace)
       std::printf("  compute nodes    %lld\n", static_cast<long long>(outcome.compute_nodes));
@@ -168,6 +184,10 @@ struct VerifyCommand {
             "  checked: postconditions on the simulated schedule, and the recorded times "
             "(causality, link occupancy, link model %s)\n",
             to_string(outcome.loaded.algorithm->link_model).c_str());
+      else if (outcome.loaded.both_calls)
+        std::printf(
+            "  checked: postconditions on the simulated schedule of an out-of-place and an "
+            "in-place call (the file records no times of its own)\n");
       else
         std::printf(
             "  checked: postconditions on the simulated schedule (the file records no "

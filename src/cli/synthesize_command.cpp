@@ -14,6 +14,7 @@
 #include "collective_options.h"
 #include "commands.h"
 #include "common_options.h"
+#include "msccl_options.h"
 #include "progress.h"
 #include "report.h"
 #include "tacos/bounds/lower_bound.h"
@@ -30,6 +31,7 @@ struct SynthesizeCommand {
   TopologyOptions topology;
   SynthesisFlags flags;
   CollectiveOptions collective;
+  MscclOptions msccl;
   std::string algorithm = "tacos";
   bool json = false;
   bool time_only = false;
@@ -71,7 +73,8 @@ struct SynthesizeCommand {
         } else if (format == "msccl") {
           fs::create_directories(staging / "msccl");
           const std::string name = "tacos_" + to_string(algorithm.collective().kind());
-          write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name);
+          write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name,
+                          msccl.get());
           produced.push_back("msccl");
         } else {
           throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
@@ -92,6 +95,15 @@ struct SynthesizeCommand {
       fs::remove_all(staging, ignored);
       throw Error("--out " + out_dir + ": cannot write (" + e.code().message() + ": " +
                   e.path1().string() + ")");
+    } catch (const Error& e) {
+      // Errors name the file being written; say where it was going, not the staging folder.
+      std::error_code ignored;
+      fs::remove_all(staging, ignored);
+      std::string what = e.what();
+      const std::string from = staging.string();
+      for (auto at = what.find(from); at != std::string::npos; at = what.find(from, at))
+        what.replace(at, from.size(), target.string());
+      throw Error(what);
     } catch (...) {
       std::error_code ignored;
       fs::remove_all(staging, ignored);
@@ -163,6 +175,7 @@ struct SynthesizeCommand {
     if (!out_dir.empty() && std::filesystem::exists(out_dir) &&
         !std::filesystem::is_directory(out_dir))
       throw Error("--out: " + out_dir + " exists and is not a directory");
+    msccl.get();  // bad --msccl-* values fail before the synthesis, not after
 
     SynthesisOptions options = collective.synthesis_options(flags);
     options.keep_transfers = !time_only;
@@ -198,6 +211,7 @@ struct SynthesizeCommand {
       out["trials"] = collective.trials;
       out["collective_time_us"] = to_micros(run.result.collective_time);
       out["algbw_gbps"] = report.algbw_gbps;
+      out["busbw_gbps"] = report.busbw_gbps;
       out["lower_bound_us"] = json_or_null(report.lower_bound_us);
       out["bound_ratio"] = json_or_null(report.bound_ratio);
       out["transfers"] = run.result.transfers;
@@ -220,7 +234,8 @@ struct SynthesizeCommand {
                 format_bytes(coll.size()).c_str(), coll.chunks_per_npu(),
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
-    std::printf("  algorithm bw     %.2f GB/s\n", report.algbw_gbps);
+    std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n", report.algbw_gbps,
+                report.busbw_gbps);
     if (report.lower_bound_us)
       std::printf("  lower bound      %.6g us (time = %.3f x bound)\n", *report.lower_bound_us,
                   *report.bound_ratio);
@@ -266,6 +281,7 @@ void add_synthesize_command(CLI::App& app) {
   sub->add_option("--format", cmd->formats, "Comma list of json, chakra, msccl (with --out)")
       ->capture_default_str()
       ->each([cmd](const std::string&) { cmd->formats_given = true; });
+  cmd->msccl.add_to(*sub);
   sub->callback([cmd] { cmd->run(); });
 }
 
