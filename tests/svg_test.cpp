@@ -262,7 +262,7 @@ TEST(SvgAlgorithm, ColoursDoNotRepeatOver64Npus) {
       closest = std::min(closest, std::sqrt(d2));
     }
   EXPECT_GE(closest, 26.0);
-  EXPECT_NE(svg.find("first 16 shown"), std::string::npos);
+  EXPECT_NE(svg.find("NPUs 0-15 shown"), std::string::npos);
 }
 
 // Rows of the time-expanded network follow the links: on ring:16 every arrow spans at most two
@@ -315,6 +315,18 @@ TEST(SvgBarChart, AxisTicksAndLowerBoundMark) {
   char x[32];
   std::snprintf(x, sizeof(x), "x1=\"%.2f\"", 80 + 460 * 615.234375 / 2523.9375);
   EXPECT_NE(svg.find(std::string("<line class=\"mark\" ") + x), std::string::npos) << x;
+}
+
+// The colour legend stays on the page: 16 entries after the longest legend text (reductions).
+TEST(SvgAlgorithm, LegendFitsThePage) {
+  for (const char* spec : {"torus2d:4x4", "ring:20"}) {
+    const Topology t = gen(spec);
+    const std::string svg = algorithm_svg(synthesized(t, CollectiveKind::kAllReduce), t);
+    const std::regex label(R"re(<text x="([0-9.]+)" y="67">15</text>)re");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, label)) << spec;
+    EXPECT_LE(std::stod(m[1]) + 14, 1090.0) << spec;  // the page is 1090 px wide
+  }
 }
 
 TEST(SvgAlgorithm, EmptyAlgorithm) {

@@ -345,14 +345,18 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
   const std::string legend =
       std::string("colour = chunk origin NPU") +
       (is_reduction(c.kind()) ? " (reductions: the NPU the chunk belongs to)" : "") +
-      (topology.npus() > kLegendEntries ? " (first 16 shown; hover a bar for its NPU):" : ":");
+      (topology.npus() > kLegendEntries ? ", NPUs 0-15 shown:" : ":");
   out += "<g class=\"legend\">\n<text x=\"10\" y=\"66\">" + xml_escape(legend) + "</text>\n";
   {
     const int entries = std::min(kLegendEntries, std::max(1, topology.npus()));
     // About 6.2 px per character at font-size 11.
     const double legend_x = 10 + 6.2 * static_cast<double>(legend.size()) + 14;
+    // Up to 44 px per entry, less when that would run past the page (at least 30: a swatch and
+    // a two-digit label).
+    const double spacing =
+        std::clamp((kPageWidth - 10 - legend_x) / static_cast<double>(entries), 30.0, 44.0);
     for (int k = 0; k < entries; ++k) {
-      const double x = legend_x + 44.0 * k;
+      const double x = legend_x + spacing * k;
       out += sformat(
           "<rect x=\"%.2f\" y=\"57\" width=\"12\" height=\"12\" fill=\"%s\"/>"
           "<text x=\"%.2f\" y=\"67\">%d</text>\n",
