@@ -246,6 +246,7 @@ TEST(CliHelp, FileCommandsShowNoMisleadingDefaultTopology) {
     const RunResult help = run_tacos(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_EQ(help.out.find("--topology TEXT=torus2d:8x8"), std::string::npos) << command;
+    EXPECT_NE(help.out.find("fully connected"), std::string::npos) << command;
   }
 }
 

@@ -228,6 +228,11 @@ TEST(Cli, HelpStatesBothBandwidthUnits) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("2^30 bytes per second"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("10^9 bytes per second"), std::string::npos) << r.out;
+  for (const char* command : {"synthesize", "compare", "simulate", "bound"}) {
+    const RunResult help = run_tacos(std::string(command) + " --help");
+    EXPECT_NE(help.out.find("GB/s of 10^9 B/s, as nccl-tests"), std::string::npos) << command;
+    EXPECT_NE(help.out.find("GB/s (2^30 B/s)"), std::string::npos) << command;  // --bandwidth
+  }
 }
 
 // `tacos` alone prints the help (naming the subcommands) and exits 1, not CLI11's 106.

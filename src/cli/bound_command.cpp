@@ -106,7 +106,9 @@ void add_bound_command(CLI::App& app) {
                   "Run the collective among these NPUs only, e.g. 0-7,16-23; every device may "
                   "still relay. Default: all NPUs");
   cmd->flags.add_to(*sub);
-  sub->add_flag("--json", cmd->json, "Print one JSON object on stdout instead of the summary");
+  sub->add_flag("--json", cmd->json,
+                "Print one JSON object on stdout instead of the summary (algbw_at_bound_gbps, "
+                "busbw_at_bound_gbps: GB/s of 10^9 B/s, as nccl-tests)");
   sub->callback([cmd] { cmd->run(); });
 }
 

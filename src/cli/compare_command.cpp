@@ -136,7 +136,9 @@ void add_compare_command(CLI::App& app) {
   cmd->flags.add_to(*sub);
   sub->add_option("--algorithms", cmd->algorithms, "Comma list of algorithms to compare")
       ->capture_default_str();
-  sub->add_flag("--json", cmd->json, "Print one JSON object {\"results\": [...]}");
+  sub->add_flag("--json", cmd->json,
+                "Print one JSON object {\"results\": [...]} (algbw_gbps, busbw_gbps: GB/s of 10^9 "
+                "B/s, as nccl-tests)");
   sub->add_option("--plot", cmd->plot, "Also draw the comparison as a bar chart (FILE.svg)");
   sub->callback([cmd] { cmd->run(); });
 }

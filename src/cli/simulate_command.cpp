@@ -203,7 +203,8 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "simulate", "Simulate an algorithm file (tacos JSON, MSCCL XML, Chakra ET) on a topology");
   cmd->options.add_to(*sub);
-  sub->add_flag("--json", cmd->options.json, "Print one JSON object");
+  sub->add_flag("--json", cmd->options.json,
+                "Print one JSON object (algbw_gbps, busbw_gbps: GB/s of 10^9 B/s, as nccl-tests)");
   sub->callback([cmd] { cmd->run(); });
 }
 

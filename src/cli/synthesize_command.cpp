@@ -270,7 +270,9 @@ void add_synthesize_command(CLI::App& app) {
   sub->add_option("--algorithm", cmd->algorithm,
                   "tacos (synthesized) or a baseline: ring, direct, rhd, dbt, hierarchical")
       ->capture_default_str();
-  sub->add_flag("--json", cmd->json, "Print one JSON object on stdout instead of the summary");
+  sub->add_flag("--json", cmd->json,
+                "Print one JSON object on stdout instead of the summary (algbw_gbps, busbw_gbps: "
+                "GB/s of 10^9 B/s, as nccl-tests)");
   sub->add_flag("--time-only", cmd->time_only,
                 "Report time and statistics without keeping the transfer list (no verification, "
                 "no --out); for very large systems");
