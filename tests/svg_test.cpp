@@ -282,6 +282,22 @@ TEST(SvgAlgorithm, TimeExpandedNetworkKeepsArrowsShortAt16Npus) {
   }
   EXPECT_EQ(arrows, 16 * 15);
   EXPECT_LE(longest, 2 * 28.0 + 1e-6);  // two rows of 28 px
+
+  // torus2d:4x4 All-Reduce: in NPU order arrows average 3.68 rows and reach 12 (0 <-> 12); the
+  // order keeps the average and shortens the longest to 9.
+  const Topology torus = gen("torus2d:4x4");
+  const std::string t = algorithm_svg(synthesized(torus, CollectiveKind::kAllReduce), torus);
+  double sum = 0, most = 0;
+  int n = 0;
+  for (auto it = std::sregex_iterator(t.begin(), t.end(), arrow); it != std::sregex_iterator();
+       ++it, ++n) {
+    const double rows = std::fabs(std::stod((*it)[1]) - std::stod((*it)[2])) / 28.0;
+    sum += rows;
+    most = std::max(most, rows);
+  }
+  ASSERT_EQ(n, 480);
+  EXPECT_LE(sum / n, 3.68);
+  EXPECT_LE(most, 9.0 + 1e-9);
 }
 
 // Reduce transfers are hatched bars and dashed arrows, copies plain; the legend says so.
