@@ -26,8 +26,8 @@
 //  - every new version goes to fresh scratch, except a destination's last one, which goes
 //    straight to its output slot. Versions never overwrite each other, so the only dependencies
 //    are read-after-write ones (a step waits for the step that wrote the version it reads), and
-//    the one overwrite left, All-Reduce's final value replacing the input in place, waits for
-//    every earlier reader of the input (write-after-read);
+//    the one overwrite left, an All-Reduce or Reduce result that replaces the input in an
+//    in-place call, waits for every earlier reader of the input (write-after-read);
 //  - multi-chunk messages whose slots are not contiguous receive into scratch and fix up with
 //    `re` (reduce) and `cpy` steps in the same thread block.
 // Dependencies point from later to earlier times, so the file cannot deadlock.
@@ -36,11 +36,11 @@
 // receiver's send=-1 recv=peer, both on the same channel, holding the link's messages in start
 // order, which is also the order of their arrivals: both ends issue them in the same order. A
 // link whose messages need more than max_steps steps (nops included) on either end continues on
-// further channels
-// (segment j of a link in channel group g uses channel j*G + g); the first send of a segment
-// waits for the last send of the previous one, so messages keep their order on the link. Links
-// are put in channel groups so that no channel has more than 32 thread blocks on any GPU. A step
-// with several dependencies is preceded by `nop` steps carrying all but the last. Thread block
+// further channels (segment j of a link in channel group g uses channel j*G + g); the first send
+// of a segment waits for the last send of the previous one, so messages keep their order on the
+// link. Links are put in channel groups so that no channel has more than 32 thread blocks on any
+// GPU. A step with several dependencies is preceded by `nop` steps carrying all but the last
+// (several on one thread block: only its latest step, which completes last). Thread block
 // ids are dense from 0 per GPU: first the thread blocks that some step waits on (a step keeps its
 // dependency's thread block id in an int8, so these must be numbered <= 127; more is an error),
 // then the others, each part sorted by (send, recv, channel) as MSCCLang does.
