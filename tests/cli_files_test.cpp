@@ -340,3 +340,40 @@ TEST(CliVerify, MscclAllReduceIsCheckedForBothCalls) {
 
 }  // namespace
 }  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+// --msccl-* flags shape the MSCCL file only: without one to write they are errors, not ignored.
+TEST(CliOut, MscclFlagsWithoutAnMscclFileAreErrors) {
+  const fs::path dir = scratch_dir("msccl_flags");
+  const RunResult none = run_tacos("synthesize --topology ring:4 --msccl-max-steps 32");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err,
+            "tacos: error: --msccl-max-steps needs --out DIR --format msccl (it shapes the MSCCL "
+            "file only)\n");
+  const RunResult json =
+      run_tacos("synthesize --topology ring:4 --msccl-protocol LL --out " + (dir / "out").string());
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  const std::string sample =
+      (fs::path(TACOS_SOURCE_DIR) / "examples" / "msccl_ring_allreduce_4gpus.xml").string();
+  const RunResult to_json = run_tacos("convert " + sample + " " + (dir / "r.json").string() +
+                                      " --size 4MiB --msccl-max-steps 100");
+  EXPECT_EQ(to_json.exit_code, 1);
+  EXPECT_NE(to_json.err.find("--msccl-max-steps needs an .xml OUT"), std::string::npos);
+  const RunResult to_xml =
+      run_tacos("convert " + sample + " " + (dir / "r.xml").string() +
+                " --topology ring:4 --size 4MiB --msccl-max-steps 100 --msccl-protocol LL");
+  ASSERT_EQ(to_xml.exit_code, 0) << to_xml.err;
+  const std::string xml = read_file(dir / "r.xml");
+  EXPECT_NE(xml.find(R"(proto="LL")"), std::string::npos);
+  // Another tool's in-place ring becomes a tacos file for both kinds of call.
+  EXPECT_NE(xml.find(R"(inplace="1" outofplace="1")"), std::string::npos);
+  EXPECT_EQ(run_tacos("verify --topology ring:4 --algorithm " + (dir / "r.xml").string()).exit_code,
+            0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tacos_test

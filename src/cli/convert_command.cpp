@@ -25,6 +25,10 @@ struct ConvertCommand {
   MscclOptions msccl;
 
   void run() const {
+    const AlgorithmFormat target = detect_format(out);
+    const MscclWriteOptions msccl_options = msccl.get();
+    if (const std::string flag = msccl.given(); !flag.empty() && target != AlgorithmFormat::kMsccl)
+      throw Error(flag + " needs an .xml OUT (it shapes the MSCCL file only)");
     const LinkModel model = parse_link_model(link_model);
     const std::optional<Bytes> bytes =
         size.empty() ? std::nullopt : std::optional(parse_size(size));
@@ -33,14 +37,13 @@ struct ConvertCommand {
       throw Error("convert: " + in +
                   ": chunk identity is unknown (not written by tacos), so it cannot be turned "
                   "into another format");
-    const AlgorithmFormat target = detect_format(out);
     switch (target) {
       case AlgorithmFormat::kJson:
         write_algorithm_json(*loaded.algorithm, out);
         break;
       case AlgorithmFormat::kMsccl:
         write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string(),
-                        msccl.get());
+                        msccl_options);
         break;
       case AlgorithmFormat::kChakra:
         write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);

@@ -13,6 +13,13 @@ struct MscclOptions {
   void add_to(CLI::App& command);
   // Error on a bad protocol or step count.
   MscclWriteOptions get() const;
+  // The first --msccl-* flag given on the command line ("" when none), so that commands that
+  // write no MSCCL file can say so instead of ignoring it.
+  std::string given() const;
+
+ private:
+  CLI::Option* max_steps_option_ = nullptr;
+  CLI::Option* protocol_option_ = nullptr;
 };
 
 }  // namespace tacos::cli

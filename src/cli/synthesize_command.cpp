@@ -176,6 +176,11 @@ struct SynthesizeCommand {
         !std::filesystem::is_directory(out_dir))
       throw Error("--out: " + out_dir + " exists and is not a directory");
     msccl.get();  // bad --msccl-* values fail before the synthesis, not after
+    if (const std::string flag = msccl.given(); !flag.empty()) {
+      const auto listed = split_list(formats);
+      if (out_dir.empty() || std::find(listed.begin(), listed.end(), "msccl") == listed.end())
+        throw Error(flag + " needs --out DIR --format msccl (it shapes the MSCCL file only)");
+    }
 
     SynthesisOptions options = collective.synthesis_options(flags);
     options.keep_transfers = !time_only;
