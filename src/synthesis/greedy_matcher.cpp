@@ -531,6 +531,23 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
     const std::int64_t own = !origin_.empty() && origin_[c] == src ? std::int64_t{1} << 40 : 0;
     return own - static_cast<std::int64_t>(holders_[c]);
   };
+  if (switch_routes_) {
+    // Switch fabrics keep their one-pass reservoir draws, which their tests and tables pin down.
+    int best = 0;
+    std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
+    std::uint32_t ties = 0;
+    for (int i = 0; i < size; ++i) {
+      const std::int64_t s = score(window[i].chunk);
+      if (s > best_score) {
+        best_score = s;
+        best = i;
+        ties = 1;
+      } else if (s == best_score && draw(link, ++ties) == 0) {
+        best = i;
+      }
+    }
+    return best;
+  }
   // One draw among the best-scoring entries (a draw per tie would cost a hash each).
   std::int64_t scores[256];
   std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
@@ -543,14 +560,6 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
     } else if (scores[i] == best_score) {
       ++ties;
     }
-  }
-  if (switch_routes_ && ties > 1) {
-    // Switch fabrics keep their reservoir draws (one per tie), which their tests pin down.
-    std::uint32_t seen = 0;
-    int chosen = 0;
-    for (int i = 0; i < size; ++i)
-      if (scores[i] == best_score && (++seen == 1 || draw(link, seen) == 0)) chosen = i;
-    return chosen;
   }
   std::uint32_t nth = ties > 1 ? draw(link, ties) : 0;
   for (int i = 0; i < size; ++i)
