@@ -531,6 +531,23 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
     const std::int64_t own = !origin_.empty() && origin_[c] == src ? std::int64_t{1} << 40 : 0;
     return own - static_cast<std::int64_t>(holders_[c]);
   };
+  if (switch_routes_) {
+    // Switch fabrics keep their one-pass reservoir draws, which their tests and tables pin down.
+    int best = 0;
+    std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
+    std::uint32_t ties = 0;
+    for (int i = 0; i < size; ++i) {
+      const std::int64_t s = score(window[i].chunk);
+      if (s > best_score) {
+        best_score = s;
+        best = i;
+        ties = 1;
+      } else if (s == best_score && draw(link, ++ties) == 0) {
+        best = i;
+      }
+    }
+    return best;
+  }
   // One draw among the best-scoring entries (a draw per tie would cost a hash each).
   std::int64_t scores[256];
   std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
@@ -543,14 +560,6 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
     } else if (scores[i] == best_score) {
       ++ties;
     }
-  }
-  if (switch_routes_ && ties > 1) {
-    // Switch fabrics keep their reservoir draws (one per tie), which their tests pin down.
-    std::uint32_t seen = 0;
-    int chosen = 0;
-    for (int i = 0; i < size; ++i)
-      if (scores[i] == best_score && (++seen == 1 || draw(link, seen) == 0)) chosen = i;
-    return chosen;
   }
   std::uint32_t nth = ties > 1 ? draw(link, ties) : 0;
   for (int i = 0; i < size; ++i)
@@ -580,7 +589,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   // (v got them, they moved on, or they are on their way and this link only gets later).
   // Copy chunks are checked lazily, only when drawn: a uniform draw that rejects stale
   // entries is still uniform over the live ones, and it saves most of the memory traffic.
-  if (unicast_ || switch_routes_) {
+  if (unicast_ || !holders_.empty()) {
     for (int i = 0; i < size;) {
       if (offerable(link, window[i].chunk, arrival))
         ++i;
@@ -595,7 +604,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     const int choice = choose_from_window(link, window, size);
     const ChunkId candidate = window[choice].chunk;
     window[choice] = window[--size];
-    if (unicast_ || switch_routes_ || offerable(link, candidate, arrival)) {
+    if (unicast_ || !holders_.empty() || offerable(link, candidate, arrival)) {
       chunk = candidate;
       break;
     }
