@@ -27,7 +27,7 @@ SLOW_SWEEP = textwrap.dedent("""\
     topologies: [torus2d:8x8, mesh2d:8x8]
     collectives: [all-reduce]
     sizes: [32MiB, 64MiB, 96MiB, 128MiB]
-    chunks_per_npu: [2, 4]
+    chunks_per_npu: [4, 8]
     algorithms: [tacos]
     """)
 

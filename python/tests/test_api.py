@@ -140,20 +140,21 @@ def test_write_all_formats_matches_cli_astra_expectation(tmp_path):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
 
 
-@pytest.mark.parametrize("kwargs,flags", [
-    (dict(topology="torus2d:0x4"), ["--topology", "torus2d:0x4"]),
-    (dict(size="64XB"), ["--size", "64XB"]),
-    (dict(chunks_per_npu="many"), ["--chunks-per-npu", "many"]),
-    (dict(collective="all-shuffle"), ["--collective", "all-shuffle"]),
-    (dict(algorithm="rhd", topology="ring:6"), ["--algorithm", "rhd", "--topology", "ring:6"]),
-    (dict(root=3, collective="all-gather"), ["--root", "3", "--collective", "all-gather"]),
-    (dict(link_model="fast"), ["--link-model", "fast"]),
-])
-def test_bad_input_raises_tacos_error_with_the_cli_message(kwargs, flags):
-    kwargs = {"topology": "torus2d:4x4", "size": "1MiB", **kwargs}
-    flags = ["--size", "1MiB", *flags]
-    if "--topology" not in flags:
-        flags = ["--topology", "torus2d:4x4", *flags]
+@pytest.mark.parametrize("kwargs", [
+    dict(topology="torus2d:0x4"),
+    dict(size="64XB"),
+    dict(chunks_per_npu="many"),
+    dict(collective="all-shuffle"),
+    dict(algorithm="rhd", topology="ring:6"),
+    dict(root=3, collective="all-gather"),
+    dict(link_model="fast"),
+    dict(npus="0,99"),
+], ids=lambda k: "-".join(map(str, k.values())))
+def test_bad_input_raises_tacos_error_with_the_cli_message(kwargs):
+    kwargs = {"topology": "torus2d:4x4", "size": "1MiB", "collective": "all-reduce", **kwargs}
+    flags = []
+    for key, value in kwargs.items():
+        flags += ["--" + key.replace("_", "-"), str(value)]
     message = cli_error("synthesize", *flags)
     with pytest.raises(tacos.Error) as caught:
         tacos.synthesize(**kwargs)

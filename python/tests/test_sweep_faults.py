@@ -59,7 +59,10 @@ def test_killing_a_worker_mid_sweep_loses_no_configuration(tmp_path):
                                 log=open(os.devnull, "w"))))
         runner.start()
         at_kill = _wait_for_rows(out, 2, runner)
-        victim = sorted(pids.values())[0]
+        busy = {w: keys for w, keys in client.processing().items() if keys}
+        assert busy, "a worker must be running configurations when it is killed"
+        address = sorted(busy)[0]
+        victim = pids[address]
         os.kill(victim, signal.SIGKILL)  # the worker process itself; its nanny starts another
         runner.join(timeout=300)
         assert not runner.is_alive()
