@@ -5,14 +5,13 @@ import subprocess
 import threading
 import time
 
+import distributed
 import pytest
 
 import tacos
 from sweep_helpers import (PYTHON, SLOW_SWEEP, SMALL_SWEEP, read_csv, run_sweep_cli,
                            sorted_stable, sweep_popen, write_sweep)
 from tacos.sweep import load_sweep, run_sweep
-
-distributed = pytest.importorskip("distributed")
 
 
 def _wait_for_rows(path, count, proc_or_thread, timeout=120):
