@@ -195,9 +195,9 @@ def test_two_threads_synthesize_at_once_with_the_gil_released():
     results, gaps = [None, None], []
     threads = [threading.Thread(target=lambda i=i: results.__setitem__(
         i, tacos.synthesize(topo, seed=1, **kwargs))) for i in range(2)]
-    for t in threads:
-        t.start()
     last = time.perf_counter()
+    for t in threads:  # start() itself would wait for a thread holding the GIL: a gap too
+        t.start()
     while any(t.is_alive() for t in threads):  # this thread keeps running while C++ works
         now = time.perf_counter()
         gaps.append(now - last)
