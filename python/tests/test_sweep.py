@@ -64,3 +64,14 @@ def test_a_csv_of_another_layout_is_refused(tmp_path):
     done = run_sweep_cli(sweep, "--out", out)
     assert done.returncode == 1 and "not a tacos sweep CSV" in done.stderr
     assert out.read_text() == "a,b\n1,2\n"
+
+
+def test_the_example_sweep_is_the_one_the_readme_describes():
+    from conftest import SOURCE_DIR
+
+    configs = load_sweep(os.path.join(SOURCE_DIR, "examples", "sweeps", "paper.yaml"))
+    assert len(configs) == 864
+    assert {c["config_algorithm"] for c in configs} == {"tacos", "ring", "direct", "rhd", "dbt",
+                                                         "hierarchical"}
+    assert {c["config_size"] for c in configs} == {"1MiB", "16MiB", "256MiB", "1GiB"}
+    assert "dgx-a100:2" in {c["config_topology"] for c in configs}
