@@ -221,3 +221,19 @@ def test_docstrings_everywhere():
         assert getattr(tacos.Topology, name).__doc__, name
     for name in ("transfers", "to_pandas", "write"):
         assert getattr(tacos.Result, name).__doc__, name
+
+
+def test_threads_share_one_topology_with_switches():
+    # dgx-a100:2 has NVSwitches and leaves: their routes are computed lazily, once per object.
+    topo = tacos.Topology.from_spec("dgx-a100:2")
+    serial = [stable(tacos.synthesize(topo, c, "16MiB").report)
+              for c in ("all-gather", "all-reduce", "reduce-scatter", "broadcast")]
+    out = [None] * 4
+    threads = [threading.Thread(target=lambda i=i, c=c: out.__setitem__(
+        i, stable(tacos.synthesize(topo, c, "16MiB").report)))
+        for i, c in enumerate(("all-gather", "all-reduce", "reduce-scatter", "broadcast"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == serial
