@@ -37,6 +37,7 @@ __version__ = _tacos.version
 
 #: ``tacos.Error`` is raised for every bad input or impossible request; a ``ValueError``.
 Error = _tacos.Error
+Error.__module__ = "tacos"  # tracebacks say tacos.Error, the name users catch
 
 ALGORITHMS = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical")
 COLLECTIVES = (
