@@ -67,6 +67,19 @@ TEST(TacosSynthesis, MeshCornerIngressBound) {
   EXPECT_EQ(result.collective_time, 12 * step_time(chunk, 50, 500'000));  // ceil(24 / 2)
 }
 
+// Fully connected, K chunks per NPU: every in-link must carry K chunks, so K steps is optimal
+// (direct's time). One trial reaches it because a link sends its source's own chunks before
+// relayed ones (relays first took 5 steps on fc:8 K = 4 and 3 on fc:16 K = 2: 1.27 and 1.52 x).
+TEST(TacosSynthesis, FullyConnectedTakesKSteps) {
+  const Bytes size = Bytes{64} << 20;
+  EXPECT_EQ(all_gather(make("fc:8"), size, 4, 1).collective_time,
+            4 * step_time(size / 32, 50, 500'000));
+  EXPECT_EQ(all_gather(make("fc:16"), size, 2, 1).collective_time,
+            2 * step_time(size / 32, 50, 500'000));
+  EXPECT_EQ(all_gather(make("fc:8"), size, 4, 1, LinkModel::kAstra).collective_time,
+            4 * serialization_time(size / 32, 50) + 500'000);
+}
+
 TEST(TacosSynthesis, Torus3dIngressBound) {
   const Topology topology = make("torus3d:3x3x3");
   const Bytes chunk = (Bytes{1} << 30) / 27;

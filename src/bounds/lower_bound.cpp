@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <queue>
 #include <span>
@@ -27,7 +28,9 @@
 //   byte position needs at least 2(n-1) receptions at NPUs (one-way gossip, Harary-Schwenk:
 //   before the first NPU knows the full sum, n-1 distinct members have sent, and afterwards
 //   n-1 others must receive; switches relay or copy but do not reduce), so
-//   T >= 2(n-1) x buffer / sum of NPU ingress bandwidth. On vertex-transitive topologies
+//   T >= 2(n-1) x buffer / sum of NPU ingress bandwidth; the same holds with groups of NPUs as
+//   the gossip parties (free traffic inside a group, M groups, their in-links), which is what
+//   bounds a DGX pod: 2(M-1) x buffer over all NICs. On vertex-transitive topologies
 //   (ring, switch, torus) this is 2x the all-gather bound. The sum "reduce-scatter bound +
 //   all-gather bound" is NOT used: it is not a valid bound in general (two groups of 2 and 6
 //   NPUs joined by one link of bandwidth B each way: the sum is 1.5 x buffer / B, but each side
@@ -222,11 +225,58 @@ double closure(const FlowGraph& g, const std::vector<double>& weight,
   return bounds_detail::max_closure_ratio(g, cut, weight, anchors).ratio;
 }
 
-double sum_npu_ingress(const Topology& t) {
-  double sum = 0;
+int find_root(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+// The one-way gossip bound over groups: join devices by the links of bandwidth >= threshold
+// (a DGX node's NVSwitch, a mesh row of fast links); then every byte position needs 2(M-1)
+// receptions by NPUs from outside their group (M = groups holding a member; a group is one
+// gossip party, its inside traffic free), each entering the group over one of its in-links (or,
+// reversed, leaving over an out-link). So T >= 2(M-1) x buffer / min(sum of group ingress, sum of
+// group egress), over groups holding an NPU. Threshold +inf = single NPUs.
+double group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members, double buffer,
+                            double threshold) {
+  const int d = t.devices();
+  std::vector<int> parent(d);
+  for (int i = 0; i < d; ++i) parent[i] = i;
   for (const Link& l : t.links())
-    if (!t.is_switch(l.dst)) sum += l.bandwidth_gbps;
-  return sum;
+    if (l.bandwidth_gbps >= threshold) parent[find_root(parent, l.src)] = find_root(parent, l.dst);
+  std::vector<char> has_npu(d, 0), has_member(d, 0);
+  for (int i = 0; i < t.npus(); ++i) has_npu[find_root(parent, i)] = 1;
+  long long groups = 0;
+  for (NpuId m : members) {
+    const int r = find_root(parent, m);
+    if (!has_member[r]) ++groups;
+    has_member[r] = 1;
+  }
+  if (groups < 2) return 0;
+  double ingress = 0, egress = 0;
+  for (const Link& l : t.links()) {
+    const int from = find_root(parent, l.src), to = find_root(parent, l.dst);
+    if (from == to) continue;
+    if (has_npu[to]) ingress += l.bandwidth_gbps;
+    if (has_npu[from]) egress += l.bandwidth_gbps;
+  }
+  const double capacity = std::min(ingress, egress);
+  return capacity > 0 ? 2.0 * static_cast<double>(groups - 1) * buffer / capacity : 0;
+}
+
+// The best group gossip bound over thresholds: every distinct link bandwidth (the fastest few
+// hundred suffice: past that the groups are single NPUs or nearly) and +inf.
+double best_group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members,
+                                 double buffer) {
+  std::vector<double> thresholds;
+  for (const Link& l : t.links()) thresholds.push_back(l.bandwidth_gbps);
+  std::sort(thresholds.begin(), thresholds.end(), std::greater<>());
+  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+  if (thresholds.size() > 256) thresholds.resize(256);
+  thresholds.push_back(std::numeric_limits<double>::infinity());
+  double best = 0;
+  for (double threshold : thresholds)
+    best = std::max(best, group_gossip_seconds(t, members, buffer, threshold));
+  return best;
 }
 
 // All-to-all data entering S: unit x (members in S) x (members outside S).
@@ -404,12 +454,12 @@ BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
       const NpuId m0 = members.front();
       std::vector<int> rest(members.begin() + 1, members.end());
       weight[m0] = buffer;
-      // (b) NPU ingress: 2(n-1) receptions per byte position.
-      const double ingress = sum_npu_ingress(t);
-      const double gossip = 2.0 * (c.num_members() - 1) * buffer / ingress;
+      // (b) One-way gossip over groups: 2(M-1) receptions per byte position from outside.
+      const double gossip = best_group_gossip_seconds(t, members, buffer);
       out.method =
-          "all-reduce: max of the exact cut bound (max-flow) and the NPU-ingress bound "
-          "2(n-1) x buffer / total NPU ingress (one-way gossip; switches do not reduce)";
+          "all-reduce: max of the exact cut bound (max-flow) and the gossip bound "
+          "2(M-1) x buffer / ingress of M groups (one-way gossip; groups = NPUs, or NPUs "
+          "joined by their fastest links; switches do not reduce)";
       // The cut bound is buffer / (least flow between m0 and another member, either way); when
       // flows of buffer / gossip provably exist it cannot exceed the ingress bound: skip the
       // 2(n-1) max-flows.

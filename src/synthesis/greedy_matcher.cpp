@@ -99,6 +99,14 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     for (ChunkId c = 0; c < chunks_; ++c)
       if (collective_.sources(c).size() == 1) ++sole_holdings_[collective_.sources(c)[0]];
   }
+  // A link offers its source's own chunks before relayed ones: its destination gets a relayed
+  // chunk from that chunk's source too (on a fully connected fabric directly, one step later),
+  // so relaying first costs fc:8 All-Gather K = 4 a fifth step (1.27 x the bound, 1.01 now).
+  if (!unicast_ && !switch_routes_) {
+    origin_.assign(chunks_, -1);
+    for (ChunkId c = 0; c < chunks_; ++c)
+      if (collective_.sources(c).size() == 1) origin_[c] = collective_.sources(c)[0];
+  }
   logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
   if (!unicast_ && !relays_) {
@@ -491,8 +499,17 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
 }
 
 int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
-  if (!unicast_ && holders_.empty())
+  if (!unicast_ && holders_.empty()) {
+    if (!origin_.empty()) {
+      const NpuId src = links_[link].src;
+      int own = -1;
+      std::uint32_t owns = 0;
+      for (int i = 0; i < size; ++i)
+        if (origin_[window[i].chunk] == src && (++owns == 1 || draw(link, owns) == 0)) own = i;
+      if (own >= 0) return own;
+    }
     return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
+  }
   // Rarest first on switch fabrics (a broadcast root keeps sending new chunks); for unicast
   // the critical path first (the farthest destination). Seeded random among equals.
   const NpuId src = links_[link].src;

@@ -196,6 +196,7 @@ class GreedyMatcher {
   // Switch fabrics, copy collectives: per chunk, NPUs that have it or are getting it (empty
   // elsewhere: there the draw stays uniform, the TACOS paper's rule).
   std::vector<std::int32_t> holders_;
+  std::vector<NpuId> origin_;                // per chunk: its one source, or -1
   std::vector<std::int32_t> sole_holdings_;  // per NPU: chunks only it has (switch fabrics)
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
