@@ -4,7 +4,7 @@ import os
 import pytest
 
 from sweep_helpers import (SMALL_SWEEP, assert_row_equals_cli, read_csv, run_sweep_cli,
-                           write_sweep)
+                           stable_row, write_sweep)
 from tacos.sweep import COLUMNS, SweepError, load_sweep
 
 
@@ -75,3 +75,29 @@ def test_the_example_sweep_is_the_one_the_readme_describes():
                                                          "hierarchical"}
     assert {c["config_size"] for c in configs} == {"1MiB", "16MiB", "256MiB", "1GiB"}
     assert "dgx-a100:2" in {c["config_topology"] for c in configs}
+
+
+def test_failed_rows_and_a_torn_last_line_are_run_again(tmp_path):
+    sweep = write_sweep(tmp_path, "topologies: [ring:4, ring:8]\nsizes: [1MiB]\n"
+                                  "algorithms: [tacos, ring]\n")
+    out = tmp_path / "results.csv"
+    done = run_sweep_cli(sweep, "--out", out, "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    rows = read_csv(out)
+    assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+    # Row 0 as if its worker had been lost for good; row 3 cut mid-write by a killed run.
+    lines = out.read_text().splitlines(keepends=True)
+    header = lines[0].rstrip("\n").split(",")
+    fields = lines[1].rstrip("\n").split(",")
+    fields[header.index("status")] = "failed"
+    fields[header.index("error")] = "KilledWorker: lost"
+    torn = lines[4][: len(lines[4]) // 2]
+    out.write_text(lines[0] + ",".join(fields) + "\n" + lines[2] + lines[3] + torn)
+    again = run_sweep_cli(sweep, "--out", out, "--workers", "1")
+    assert again.returncode == 0, again.stderr
+    assert "4 configurations, 2 already in" in again.stderr and "running 2" in again.stderr
+    final = read_csv(out)
+    assert len(final) == 4 and len({r["config_id"] for r in final}) == 4
+    assert all(r["status"] == "ok" for r in final)
+    assert sorted(map(stable_row, final), key=lambda r: r["config_id"]) == sorted(
+        map(stable_row, rows), key=lambda r: r["config_id"])
