@@ -44,6 +44,10 @@ class BitMatrix {
   std::vector<std::uint64_t> bits_;
 };
 
+// Copy collectives on more NPUs than this (other than Broadcast) draw chunks uniformly instead of
+// rarest first: the same quality at that scale, a quarter less synthesis time.
+inline constexpr int kRarestFirstNpus = 1024;
+
 class GreedyMatcher {
  public:
   // `threads` > 1 lets large matching rounds of copy collectives run on two threads; the

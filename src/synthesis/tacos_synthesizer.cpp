@@ -176,27 +176,50 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
     if (k > 1) wave_counts.push_back(k);
   }
   std::optional<Algorithm> best;
-  for (std::size_t option = 0; option < wave_counts.size(); ++option) {
+  const std::size_t options = wave_counts.size();
+  for (std::size_t option = 0; option < options; ++option) {
     const int waves = wave_counts[option];
-    Algorithm joined(all_reduce);
-    Time offset = 0;
+    // Waves are laid out one after the other, or (overlapped) each wave's Reduce-Scatter right
+    // after the previous wave's, beside that wave's All-Gather: a link then takes them in that
+    // interleaved order, so an NPU's egress reduces the next wave while its ingress gathers
+    // the last (a mesh corner's two links carry the whole buffer each way either way).
+    std::vector<Algorithm> planned;
+    std::vector<Time> reduced_at;
     for (int w = 0; w < waves; ++w) {
       std::vector<int> pieces;
       for (int p = w * k / waves; p < (w + 1) * k / waves; ++p) pieces.push_back(p);
       ProgressCallback part;
       if (progress)
-        part = [&progress, option, w, waves, count = wave_counts.size()](double f) {
-          progress((option + (w + f) / waves) / count);
+        part = [&progress, option, w, waves, options](double f) {
+          progress((option + (w + f) / waves) / options);
         };
-      Algorithm wave = all_reduce_wave(topology, transposed, all_reduce, pieces, model,
-                                       seed + static_cast<std::uint64_t>(w), offset, part);
-      offset = wave.collective_time;
-      detail::append(joined, wave);
+      planned.push_back(all_reduce_wave(topology, transposed, all_reduce, pieces, model,
+                                        seed + static_cast<std::uint64_t>(w), 0, part));
+      Time rs_end = 0;
+      for (const Transfer& t : planned.back().transfers())
+        if (t.reduce) rs_end = std::max(rs_end, t.end);
+      reduced_at.push_back(rs_end);
     }
-    joined.synthesizer = "tacos";
-    joined.link_model = model;
-    if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
-    if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
+    // Offsets of the next wave's Reduce-Scatter: after this wave's All-Gather (sequential), or
+    // after 1, 3/4 or 1/2 of this wave's Reduce-Scatter (overlapped).
+    for (int overlap : {0, 4, 3, 2}) {
+      if (overlap > 0 && (waves == 1 || mode != AllReduceMode::kPipelined)) continue;
+      Algorithm joined(all_reduce);
+      Time offset = 0;
+      for (int w = 0; w < waves; ++w) {
+        const std::vector<ChunkId> identity = [&] {
+          std::vector<ChunkId> ids(static_cast<std::size_t>(all_reduce.num_chunks()));
+          for (ChunkId c = 0; c < all_reduce.num_chunks(); ++c) ids[c] = c;
+          return ids;
+        }();
+        detail::append(joined, detail::remap_chunks(planned[w], all_reduce, identity, offset));
+        offset += overlap > 0 ? reduced_at[w] * overlap / 4 : planned[w].collective_time;
+      }
+      joined.synthesizer = "tacos";
+      joined.link_model = model;
+      if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
+      if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
+    }
   }
   return std::move(*best);
 }
