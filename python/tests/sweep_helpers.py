@@ -22,11 +22,11 @@ SMALL_SWEEP = textwrap.dedent("""\
     algorithms: [tacos, ring, rhd]
     """)
 
-# Slower tasks (a few hundred ms each) so that a sweep is still running when we interfere.
+# 8 slower tasks (a few hundred ms each) so that a sweep is still running when we interfere.
 SLOW_SWEEP = textwrap.dedent("""\
     topologies: [torus2d:8x8, mesh2d:8x8]
     collectives: [all-reduce]
-    sizes: [32MiB, 64MiB, 96MiB, 128MiB]
+    sizes: [32MiB, 96MiB]
     chunks_per_npu: [4, 8]
     algorithms: [tacos]
     """)

@@ -36,7 +36,7 @@ def _assert_complete(rows, configs):
 
 def _check_times(rows):
     """Rows computed on any worker equal a synthesis in this process (deterministic)."""
-    for r in rows[:4]:
+    for r in rows[:2]:
         got = tacos.synthesize(r["config_topology"], r["config_collective"], r["config_size"],
                                int(r["config_chunks_per_npu"]))
         assert r["collective_time_us"] == repr(got.collective_time_us)
