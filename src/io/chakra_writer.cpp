@@ -245,7 +245,8 @@ RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
   // (or, through a switch, for the whole trip). Instead each send with a successor gets a
   // 0 us COMP_NODE with the send's own dependencies: it finishes (1 ns in ASTRA-sim) right
   // after the send was issued, and the successor depends on it.
-  const bool gates = algorithm.link_model == LinkModel::kAstra && !options.order_in_data_deps;
+  const bool gates = (algorithm.link_model == LinkModel::kAstra || topology.switches() > 0) &&
+                     !options.order_in_data_deps;
   std::vector<std::uint32_t> prev_on_uplink(num_tx, kNone);
   std::vector<char> has_next_on_uplink(num_tx, 0);
   if (gates) {
@@ -555,10 +556,12 @@ std::string readme(const Algorithm& algorithm, const std::string& prefix, bool h
         "\nNotes: ASTRA-sim's feeder follows data_deps and ctrl_deps and counts a send done "
         "when it has arrived. Each send depends (ctrl_deps) on the previous send to the same "
         "peer, so on a direct link the next one starts a latency after the last one's bytes, "
-        "as --link-model tacos times it. Through a switch that wait is the whole trip and "
-        "ASTRA-sim's links follow --link-model astra, so its time differs from tacos's; "
-        "`tacos simulate --algorithm ../chakra --link-model astra` predicts it. Synthesize "
-        "with --link-model astra for a bundle ASTRA-sim runs exactly.\n";
+        "as --link-model tacos times it. Through a switch ASTRA-sim's ports follow "
+        "--link-model astra (free once the bytes are out), so its time differs from tacos's; "
+        "'order' COMP_NODEs (0 us, 1 ns in ASTRA-sim) keep each switch uplink's messages in "
+        "the synthesized order, and `tacos synthesize --json` predicts the time "
+        "(astra_sim.expected_time_us). Synthesize with --link-model astra for a bundle "
+        "ASTRA-sim runs exactly.\n";
   if (c.kind() == CollectiveKind::kAllGather)
     out +=
         "For All-Gather the workload's comm_size is the per-NPU input (tacos's --size / "

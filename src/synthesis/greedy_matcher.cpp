@@ -580,7 +580,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   // (v got them, they moved on, or they are on their way and this link only gets later).
   // Copy chunks are checked lazily, only when drawn: a uniform draw that rejects stale
   // entries is still uniform over the live ones, and it saves most of the memory traffic.
-  if (unicast_ || switch_routes_) {
+  if (unicast_ || !holders_.empty()) {
     for (int i = 0; i < size;) {
       if (offerable(link, window[i].chunk, arrival))
         ++i;
@@ -595,7 +595,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     const int choice = choose_from_window(link, window, size);
     const ChunkId candidate = window[choice].chunk;
     window[choice] = window[--size];
-    if (unicast_ || switch_routes_ || offerable(link, candidate, arrival)) {
+    if (unicast_ || !holders_.empty() || offerable(link, candidate, arrival)) {
       chunk = candidate;
       break;
     }
