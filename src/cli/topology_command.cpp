@@ -8,6 +8,7 @@
 #include "tacos/common/units.h"
 #include "tacos/topology/describe.h"
 #include "tacos/topology/generators.h"
+#include "topology_json.h"
 
 namespace tacos::cli {
 namespace {
@@ -18,23 +19,11 @@ struct DescribeCommand {
 
   void run() const {
     const Topology t = topology.load();
-    const TopologySummary s = describe_topology(t);
     if (json) {
-      nlohmann::ordered_json out;
-      out["topology"] = t.name();
-      out["npus"] = s.npus;
-      out["switches"] = s.switches;
-      out["links"] = s.links;
-      out["min_degree"] = s.min_degree;
-      out["max_degree"] = s.max_degree;
-      out["diameter_hops"] = s.diameter_hops;
-      out["diameter_latency_us"] = to_micros(s.diameter_latency_ps);
-      out["min_ingress_gbps"] = s.min_ingress_gbps;
-      out["max_ingress_gbps"] = s.max_ingress_gbps;
-      out["connected"] = s.connected;
-      std::cout << out.dump(2) << std::endl;
+      std::cout << describe_json(t).dump(2) << std::endl;
       return;
     }
+    const TopologySummary s = describe_topology(t);
     std::printf("topology          %s\n", t.name().c_str());
     std::printf("NPUs              %d\n", s.npus);
     std::printf("switches          %d\n", s.switches);

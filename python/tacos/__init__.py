@@ -1,0 +1,382 @@
+"""tacos: topology-aware collective algorithms (TACOS method) from Python.
+
+The functions here call the same C++ code as the ``tacos`` command: ``synthesize``, ``compare``,
+``bound``, ``simulate`` and ``verify`` return the objects ``tacos SUBCOMMAND --json`` prints, key
+for key. Units are the command line's: sizes in bytes (ints, or strings such as ``"64MiB"``),
+bandwidth in GB/s (2^30 B/s), latency in microseconds (numbers) or strings with ``ns``, ``us``,
+``ms``; times come back in microseconds.
+
+Every call releases the GIL while C++ runs, so Python threads synthesize in parallel. Bad input
+raises :class:`tacos.Error` (a ``ValueError``) with the command line's message.
+
+Sweeps over many configurations on Dask: ``python3 -m tacos.sweep SWEEP.yaml --out results.csv``
+(see :mod:`tacos.sweep`).
+"""
+
+import os as _os
+
+import numpy as _np
+
+from . import _tacos
+
+__all__ = [
+    "Error",
+    "Topology",
+    "Result",
+    "synthesize",
+    "compare",
+    "bound",
+    "simulate",
+    "verify",
+    "ALGORITHMS",
+    "COLLECTIVES",
+    "__version__",
+]
+
+__version__ = _tacos.version
+
+#: ``tacos.Error`` is raised for every bad input or impossible request; a ``ValueError``.
+Error = _tacos.Error
+Error.__module__ = "tacos"  # tracebacks say tacos.Error, the name users catch
+
+ALGORITHMS = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical")
+COLLECTIVES = (
+    "all-gather",
+    "reduce-scatter",
+    "all-reduce",
+    "broadcast",
+    "reduce",
+    "gather",
+    "scatter",
+    "all-to-all",
+)
+
+#: dtype of :attr:`Result.transfers`: one row per message over one link.
+TRANSFER_DTYPE = _np.dtype(
+    [
+        ("src", _np.int32),
+        ("dst", _np.int32),
+        ("start_us", _np.float64),
+        ("end_us", _np.float64),
+        ("chunks", object),  # tuple of chunk ids the message carries
+        ("reduce", _np.bool_),
+    ]
+)
+
+
+def _size_text(size):
+    """An int (bytes) or a string with a unit -> the command line's --size text."""
+    if isinstance(size, bool):
+        raise Error("--size: expected bytes as an int or a string like '64MiB', got a bool")
+    if isinstance(size, (int, _np.integer)):
+        return str(int(size))
+    if isinstance(size, str):
+        return size
+    raise Error(f"--size: expected bytes as an int or a string like '64MiB', got {size!r}")
+
+
+def _chunks_text(chunks_per_npu):
+    if isinstance(chunks_per_npu, (int, _np.integer)) and not isinstance(chunks_per_npu, bool):
+        return str(int(chunks_per_npu))
+    if isinstance(chunks_per_npu, str):
+        return chunks_per_npu
+    raise Error(f"--chunks-per-npu: expected a whole number >= 1 or 'auto', got {chunks_per_npu!r}")
+
+
+def _list_text(value):
+    """None -> "" (the default), a number or a list of numbers -> "50" / "50,25", text as is.
+    Bare numbers mean GB/s for bandwidth and microseconds for latency, as on the command line."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ",".join(_list_text(v) for v in value)
+    if isinstance(value, (int, float, _np.integer, _np.floating)) and not isinstance(value, bool):
+        text = repr(float(value))
+        return text[:-2] if text.endswith(".0") else text
+    raise Error(f"expected a number, a string or a list of them, got {value!r}")
+
+
+def _npus_text(npus):
+    if npus is None:
+        return None
+    if isinstance(npus, str):
+        return npus
+    return ",".join(str(int(n)) for n in npus)
+
+
+class Topology:
+    """A topology: a generator spec (``"torus2d:8x8"``, ``"dgx-a100:2"``, ...) or a YAML file
+    (tacos format or ASTRA-sim network config), loaded once and reused by every call.
+
+    Make one with :meth:`from_spec` or :meth:`from_file`.
+    """
+
+    def __init__(self, native, bandwidth, latency, switch_model):
+        self._native = native
+        self._args = (native.spec, bandwidth, latency, switch_model)
+
+    @classmethod
+    def from_spec(cls, spec, bandwidth=None, latency=None, switch_model="device"):
+        """Builds a generator topology, as ``tacos --topology SPEC --bandwidth B --latency L``.
+
+        ``bandwidth``: GB/s (2^30 B/s), one number or a list per axis/dimension; default 50
+        (dgx kinds: their datasheet numbers). ``latency``: microseconds as a number, or a string
+        with ns/us/ms, or a list; default 0.5 us. ``switch_model``: ``"device"`` (switches
+        are store-and-forward devices) or ``"unwind"`` (the TACOS paper's direct links).
+        Raises :class:`tacos.Error` for an unknown spec.
+        """
+        bw, lat = _list_text(bandwidth), _list_text(latency)
+        return cls(_tacos.load_topology(spec, bw, lat, switch_model), bw, lat, switch_model)
+
+    @classmethod
+    def from_file(cls, path, switch_model="device"):
+        """Loads a topology file (tacos YAML or ASTRA-sim network YAML); link numbers come from
+        the file. Raises :class:`tacos.Error` with ``file:line: what was expected``."""
+        path = _os.fspath(path)
+        return cls(_tacos.load_topology(path, "", "", switch_model), "", "", switch_model)
+
+    def __reduce__(self):  # picklable for Dask: re-loaded from its spec on the other side
+        spec, bw, lat, switch_model = self._args
+        return (_load_again, (spec, bw, lat, switch_model))
+
+    @property
+    def spec(self):
+        """The spec or file name it was made from (what ``--topology`` would be given)."""
+        return self._native.spec
+
+    @property
+    def name(self):
+        """The topology's name as reports print it."""
+        return self._native.name
+
+    @property
+    def npus(self):
+        """Number of NPUs (devices 0 .. npus-1)."""
+        return self._native.npus
+
+    @property
+    def switches(self):
+        """Number of switch devices (ids npus .. npus+switches-1)."""
+        return self._native.switches
+
+    @property
+    def links(self):
+        """Number of directed links."""
+        return self._native.links
+
+    def describe(self):
+        """What ``tacos topology describe --json`` prints: NPUs, switches, links, degree range,
+        diameter, ingress bandwidth, connectivity (a dict)."""
+        return self._native.describe()
+
+    def __repr__(self):
+        return f"tacos.Topology({self.name!r}, npus={self.npus}, links={self.links})"
+
+
+def _load_again(spec, bandwidth, latency, switch_model):
+    native = _tacos.load_topology(spec, bandwidth, latency, switch_model)
+    return Topology(native, bandwidth, latency, switch_model)
+
+
+def _topology(topology):
+    if isinstance(topology, Topology):
+        return topology
+    if isinstance(topology, (str, _os.PathLike)):
+        text = _os.fspath(topology)
+        if text.endswith((".yaml", ".yml")):
+            return Topology.from_file(text)
+        return Topology.from_spec(text)
+    raise Error(f"--topology: expected a tacos.Topology or a spec string, got {topology!r}")
+
+
+def _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root, npus,
+                     all_reduce_mode, threads):
+    args = _tacos.CollectiveArgs()
+    args.collective = collective
+    args.size = _size_text(size)
+    args.chunks_per_npu = _chunks_text(chunks_per_npu)
+    args.link_model = link_model
+    args.all_reduce_mode = all_reduce_mode
+    if isinstance(seed, bool) or not isinstance(seed, (int, _np.integer)) or seed < 0:
+        raise Error(f"--seed: expected a whole number >= 0, got {seed!r}")
+    args.seed = int(seed)
+    args.trials = int(trials)
+    args.threads = int(threads)
+    args.root = None if root is None else int(root)
+    args.npus = _npus_text(npus)
+    return args
+
+
+class Result:
+    """One synthesized algorithm.
+
+    Its fields are the keys of ``tacos synthesize --json`` (``result.collective_time_us``,
+    ``result.bound_ratio``, ``result["seed"]``, ...; :attr:`report` holds that object as a dict),
+    except ``transfers``, which is the schedule itself: a numpy structured array with fields
+    ``src``, ``dst``, ``start_us``, ``end_us``, ``chunks`` (tuple of chunk ids) and ``reduce``
+    (the --json count of transfers is ``result.report["transfers"]``, equal to its length unless
+    ``time_only``).
+    """
+
+    def __init__(self, native):
+        self._native = native
+        self.report = native.report()
+        self._transfers = None
+
+    def __getattr__(self, name):
+        report = self.__dict__.get("report")
+        if report is not None and name in report:
+            return report[name]
+        raise AttributeError(name)
+
+    def __getitem__(self, key):
+        return self.report[key]
+
+    def keys(self):
+        """The ``--json`` keys, in the command line's order."""
+        return self.report.keys()
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.report))
+
+    def __repr__(self):
+        r = self.report
+        return (f"<tacos.Result {r['algorithm']} {r['collective']} on {r['topology']}: "
+                f"{r['collective_time_us']} us, {r['transfers']} transfers>")
+
+    @property
+    def transfers(self):
+        """The schedule as a numpy structured array (:data:`TRANSFER_DTYPE`), sorted as the
+        synthesizer produced it; empty under ``time_only``."""
+        if self._transfers is None:
+            c = self._native.transfer_columns()
+            n = len(c["src"])
+            array = _np.empty(n, dtype=TRANSFER_DTYPE)
+            array["src"] = c["src"]
+            array["dst"] = c["dst"]
+            array["start_us"] = c["start_ps"] / 1e6
+            array["end_us"] = c["end_ps"] / 1e6
+            array["reduce"] = c["reduce"]
+            offsets, ids = c["chunk_offsets"], c["chunk_ids"].tolist()
+            chunks = _np.empty(n, dtype=object)
+            for i in range(n):
+                chunks[i] = tuple(ids[offsets[i]:offsets[i + 1]])
+            array["chunks"] = chunks
+            self._transfers = array
+        return self._transfers
+
+    def to_pandas(self):
+        """The transfers as a pandas DataFrame (one row per message)."""
+        import pandas as pd
+
+        t = self.transfers
+        return pd.DataFrame({name: t[name] for name in TRANSFER_DTYPE.names})
+
+    def write(self, dir, formats=("json", "chakra", "msccl")):
+        """Writes the algorithm into ``dir`` like ``tacos synthesize --out DIR --format ...``:
+        ``algorithm.json``, ``chakra/tacos.RANK.et`` plus ``astra/`` (ASTRA-sim run files),
+        ``msccl/tacos_COLLECTIVE.xml``. All or nothing: formats are staged and moved in only
+        when every one succeeded. Returns the ``astra_sim`` object of ``--json`` (what ASTRA-sim
+        will report for the bundle) when ``chakra`` is written, else None."""
+        if isinstance(formats, str):
+            formats = (formats,)
+        return self._native.write(_os.fspath(dir), ",".join(formats))
+
+
+def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
+               algorithm="tacos", seed=1, trials=1, link_model="tacos", root=None, npus=None,
+               time_only=False, all_reduce_mode="pipelined", threads=0):
+    """Synthesizes (or builds a baseline) and verifies one collective algorithm, like
+    ``tacos synthesize --json``.
+
+    ``topology``: a :class:`Topology` (or a spec string). ``collective``: one of
+    :data:`COLLECTIVES`. ``size``: the collective's whole buffer per NPU, bytes or ``"64MiB"``.
+    ``chunks_per_npu``: K, or ``"auto"`` (K = 1, 2, 4, ... and the fastest kept).
+    ``algorithm``: one of :data:`ALGORITHMS`. ``seed``/``trials``: seeds seed .. seed+trials-1
+    are tried, the fastest kept. ``link_model``: ``"tacos"`` or ``"astra"``. ``root``: root NPU
+    of broadcast/reduce/gather/scatter. ``npus``: run among these NPUs only (``"0-7,16-23"`` or a
+    list). ``time_only``: keep no transfer list (huge systems; ``verified`` is None).
+    ``threads``: for trials, 0 = all cores.
+
+    Returns a :class:`Result`. Raises :class:`tacos.Error` with the command line's message.
+    """
+    t = _topology(topology)
+    args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
+                            npus, all_reduce_mode, threads)
+    return Result(_tacos.synthesize(t._native, args, algorithm, bool(time_only)))
+
+
+def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
+            algorithms=ALGORITHMS, seed=1, trials=1, link_model="tacos", root=None, npus=None,
+            all_reduce_mode="pipelined", threads=0):
+    """Runs TACOS and the baselines through the same simulator, like ``tacos compare --json``.
+
+    Returns a pandas DataFrame with one row per algorithm (the ``results`` rows: algorithm,
+    chunks_per_npu, collective_time_us, algbw_gbps, busbw_gbps (GB/s of 10^9 B/s, as
+    nccl-tests), lower_bound_us, bound_ratio, verified,
+    synthesis_seconds, skipped_reason); ``df.attrs`` holds the rest of the object (topology,
+    collective, size_bytes, link_model). Arguments as for :func:`synthesize`.
+    """
+    import pandas as pd
+
+    t = _topology(topology)
+    args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
+                            npus, all_reduce_mode, threads)
+    names = algorithms if isinstance(algorithms, str) else ",".join(algorithms)
+    out = _tacos.compare(t._native, args, names)
+    frame = pd.DataFrame(out.pop("results"))
+    frame.attrs.update(out)
+    return frame
+
+
+def bound(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1, root=None,
+          npus=None, link_model="tacos"):
+    """Lower bounds on the collective's time, like ``tacos bound --json`` (a dict: lower_bound_us,
+    latency_bound_us, bandwidth_bound_us, algbw_at_bound_gbps, busbw_at_bound_gbps (GB/s of
+    10^9 B/s, as nccl-tests), method, ...)."""
+    t = _topology(topology)
+    return _tacos.bound(t._native, collective, _size_text(size), _chunks_text(chunks_per_npu),
+                        None if root is None else int(root), _npus_text(npus), link_model)
+
+
+def simulate(algorithm, topology=None, link_model="tacos", size=None):
+    """Simulates an algorithm file (tacos JSON ``.json``, MSCCL-IR XML ``.xml`` or a Chakra ET
+    prefix/directory) with the congestion-aware simulator, like ``tacos simulate --json``.
+    ``topology``: what it runs on (default: fully connected among its NPUs). ``size``: for files
+    that carry none. Returns the dict (collective_time_us, messages, verified, ...)."""
+    t = None if topology is None else _topology(topology)._native
+    return _tacos.run_file(_os.fspath(algorithm), t, link_model,
+                           None if size is None else _size_text(size), False)
+
+
+def verify(algorithm, topology=None, link_model="tacos", size=None, transfers=None):
+    """Checks that an algorithm implements its collective; raises :class:`tacos.Error` if not.
+
+    ``algorithm`` is a file (as for :func:`simulate`, like ``tacos verify --json``) or a
+    :class:`Result`: then its ``transfers`` array (or the ``transfers`` given, e.g. an edited
+    copy) is rebuilt into a schedule and replayed by the verifier on the result's topology and
+    link model: every message on a link or switch path, each chunk present at its source before
+    it leaves, links never double-booked, every postcondition met. Returns a dict with
+    ``verified`` and ``collective_time_us`` (the replayed time).
+    """
+    if isinstance(algorithm, Result):
+        t = algorithm.transfers if transfers is None else _np.asarray(transfers)
+        counts = _np.fromiter((len(c) for c in t["chunks"]), dtype=_np.int64, count=len(t))
+        offsets = _np.zeros(len(t) + 1, dtype=_np.int64)
+        _np.cumsum(counts, out=offsets[1:])
+        ids = _np.fromiter((i for c in t["chunks"] for i in c), dtype=_np.int32,
+                           count=int(offsets[-1]))
+        out = algorithm._native.verify_columns(
+            _np.ascontiguousarray(t["src"], dtype=_np.int32),
+            _np.ascontiguousarray(t["dst"], dtype=_np.int32),
+            _np.rint(_np.asarray(t["start_us"], dtype=_np.float64) * 1e6).astype(_np.int64),
+            _np.rint(_np.asarray(t["end_us"], dtype=_np.float64) * 1e6).astype(_np.int64),
+            offsets, ids, _np.ascontiguousarray(t["reduce"], dtype=_np.bool_))
+        if not out["verified"]:
+            raise Error("verify: transfers: " + out["verify_error"])
+        return out
+    t = None if topology is None else _topology(topology)._native
+    return _tacos.run_file(_os.fspath(algorithm), t, link_model,
+                           None if size is None else _size_text(size), True)

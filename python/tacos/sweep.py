@@ -1,0 +1,410 @@
+"""Design-space sweeps on Dask: ``python3 -m tacos.sweep SWEEP.yaml --out results.csv``.
+
+The YAML file lists values; the sweep runs their product, one task per configuration::
+
+    topologies:            # generator specs, files, or {spec, bandwidth, latency, switch_model}
+      - torus2d:4x4
+      - {spec: mesh2d:4x4, bandwidth: [50, 25]}
+    collectives: [all-gather, all-reduce]
+    sizes: [1MiB, 64MiB, 1GiB]
+    chunks_per_npu: [1, auto]
+    algorithms: [tacos, ring, direct, rhd, dbt, hierarchical]
+    link_models: [tacos]   # optional, default [tacos]
+    seed: 1                # optional
+    trials: 1              # optional
+
+Tasks run on a Dask ``LocalCluster`` (worker processes on this machine) or, with
+``--scheduler ADDRESS``, on the cluster behind that scheduler. Each finished task appends one
+row to the CSV at once: the configuration (``config_*`` columns), every key of
+``tacos synthesize --json``, ``status`` (``ok``; ``error``: tacos refused the configuration, the
+message is in ``error``; ``failed``: the task itself died, e.g. its worker was lost too often) and
+``error``. Re-running with the same ``--out`` skips configurations that have an ``ok`` or
+``error`` row and retries ``failed`` ones, so an interrupted sweep resumes where it stopped.
+"""
+
+import argparse
+import csv
+import hashlib
+import itertools
+import os
+import sys
+import time
+
+import yaml
+
+#: The configuration columns, then the keys of ``tacos synthesize --json`` (without ``out`` and
+#: ``astra_sim``, which need --out), then the outcome.
+CONFIG_COLUMNS = [
+    "config_id",
+    "config_topology",
+    "config_bandwidth",
+    "config_latency",
+    "config_switch_model",
+    "config_collective",
+    "config_size",
+    "config_chunks_per_npu",
+    "config_algorithm",
+    "config_link_model",
+    "config_seed",
+    "config_trials",
+]
+REPORT_COLUMNS = [
+    "topology",
+    "npus",
+    "links",
+    "collective",
+    "npus_in_collective",
+    "root",
+    "all_reduce_mode",
+    "size_bytes",
+    "chunks_per_npu",
+    "chunk_bytes",
+    "algorithm",
+    "link_model",
+    "seed",
+    "trials",
+    "collective_time_us",
+    "algbw_gbps",
+    "busbw_gbps",
+    "lower_bound_us",
+    "bound_ratio",
+    "transfers",
+    "wasted_transfers",
+    "verified",
+    "synthesis_seconds",
+    "peak_memory_mib",
+]
+OUTCOME_COLUMNS = ["status", "error"]
+COLUMNS = CONFIG_COLUMNS + REPORT_COLUMNS + OUTCOME_COLUMNS
+
+_LIST_KEYS = ("topologies", "collectives", "sizes", "chunks_per_npu", "algorithms", "link_models")
+_SCALAR_KEYS = {"seed", "trials", "name", "description"}
+_TOPOLOGY_KEYS = {"spec", "bandwidth", "latency", "switch_model"}
+
+
+class SweepError(Exception):
+    """A bad sweep file or CSV; the message says which and what was expected."""
+
+
+def _text(value):
+    """A YAML scalar or list -> the command line's text ("50", "50,25", "1MiB")."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
+def load_sweep(path):
+    """Reads a sweep file -> list of configurations (dicts of ``config_*`` values), in a fixed
+    order. Raises SweepError naming the file and the offending key."""
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+    except OSError as e:
+        raise SweepError(f"{path}: cannot read ({e.strerror})") from None
+    except yaml.YAMLError as e:
+        raise SweepError(f"{path}: not valid YAML ({e})") from None
+    if not isinstance(doc, dict):
+        raise SweepError(f"{path}: expected a mapping with topologies, collectives, sizes, ...")
+    unknown = set(doc) - set(_LIST_KEYS) - _SCALAR_KEYS
+    if unknown:
+        raise SweepError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (expected "
+                         f"{', '.join(list(_LIST_KEYS) + sorted(_SCALAR_KEYS))})")
+    lists = {}
+    defaults = {"chunks_per_npu": [1], "algorithms": ["tacos"], "link_models": ["tacos"],
+                "collectives": ["all-reduce"]}
+    for key in _LIST_KEYS:
+        value = doc.get(key, defaults.get(key))
+        if value is None:
+            raise SweepError(f"{path}: '{key}' is required (a list)")
+        if not isinstance(value, list):
+            value = [value]
+        if not value:
+            raise SweepError(f"{path}: '{key}' is empty")
+        lists[key] = value
+    topologies = []
+    for i, entry in enumerate(lists["topologies"]):
+        if isinstance(entry, str):
+            entry = {"spec": entry}
+        if not isinstance(entry, dict) or "spec" not in entry:
+            raise SweepError(f"{path}: topologies[{i}]: expected a spec string or a mapping "
+                             "with 'spec' (and optional bandwidth, latency, switch_model)")
+        extra = set(entry) - _TOPOLOGY_KEYS
+        if extra:
+            raise SweepError(f"{path}: topologies[{i}]: unknown key(s) {', '.join(sorted(extra))}")
+        spec = str(entry["spec"])
+        if spec.endswith((".yaml", ".yml")) and not os.path.isabs(spec):
+            spec = os.path.join(os.path.dirname(os.path.abspath(path)), spec)
+        topologies.append((spec, _text(entry.get("bandwidth")), _text(entry.get("latency")),
+                           str(entry.get("switch_model", "device"))))
+    seed = doc.get("seed", 1)
+    trials = doc.get("trials", 1)
+    if not isinstance(seed, int) or seed < 0:
+        raise SweepError(f"{path}: seed: expected a whole number >= 0, got {seed!r}")
+    if not isinstance(trials, int) or trials < 1:
+        raise SweepError(f"{path}: trials: expected a whole number >= 1, got {trials!r}")
+    configs = []
+    for (spec, bw, lat, sm), coll, size, k, alg, lm in itertools.product(
+            topologies, lists["collectives"], lists["sizes"], lists["chunks_per_npu"],
+            lists["algorithms"], lists["link_models"]):
+        config = {
+            "config_topology": spec,
+            "config_bandwidth": bw,
+            "config_latency": lat,
+            "config_switch_model": sm,
+            "config_collective": str(coll),
+            "config_size": _text(size),
+            "config_chunks_per_npu": _text(k),
+            "config_algorithm": str(alg),
+            "config_link_model": str(lm),
+            "config_seed": str(seed),
+            "config_trials": str(trials),
+        }
+        config["config_id"] = config_id(config)
+        configs.append(config)
+    ids = [c["config_id"] for c in configs]
+    if len(set(ids)) != len(ids):
+        raise SweepError(f"{path}: some configurations are listed twice")
+    return configs
+
+
+def config_id(config):
+    """A stable id of a configuration: the same values give the same id in every run."""
+    text = "|".join(f"{k}={config[k]}" for k in CONFIG_COLUMNS if k != "config_id")
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+_topology_cache = {}
+
+
+def run_configuration(config):
+    """Runs one configuration (on a Dask worker) -> one CSV row (dict). tacos's refusals become
+    ``status=error`` rows; anything else propagates, so Dask can retry the task elsewhere."""
+    import tacos
+
+    row = dict(config)
+    key = (config["config_topology"], config["config_bandwidth"], config["config_latency"],
+           config["config_switch_model"])
+    try:
+        topology = _topology_cache.get(key)
+        if topology is None:
+            spec, bw, lat, sm = key
+            if spec.endswith((".yaml", ".yml")):
+                topology = tacos.Topology.from_file(spec, switch_model=sm)
+            else:
+                topology = tacos.Topology.from_spec(spec, bw or None, lat or None, sm)
+            _topology_cache[key] = topology
+        result = tacos.synthesize(
+            topology,
+            collective=config["config_collective"],
+            size=config["config_size"],
+            chunks_per_npu=config["config_chunks_per_npu"],
+            algorithm=config["config_algorithm"],
+            seed=int(config["config_seed"]),
+            trials=int(config["config_trials"]),
+            link_model=config["config_link_model"],
+        )
+        row.update(result.report)
+        row["status"] = "ok"
+        row["error"] = ""
+    except tacos.Error as e:
+        row["status"] = "error"
+        row["error"] = str(e)
+    return row
+
+
+def read_rows(path):
+    """The rows of an existing results CSV (a torn last line, from a killed run, is dropped from
+    the file). Raises SweepError if its header is not this version's."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return []
+    with open(path, "rb+") as f:
+        data = f.read()
+        if not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            f.truncate(cut)
+            data = data[:cut]
+    text = data.decode()
+    reader = csv.DictReader(text.splitlines())
+    if reader.fieldnames != COLUMNS:
+        raise SweepError(f"{path}: not a tacos sweep CSV of this version (its header differs); "
+                         "choose another --out")
+    return list(reader)
+
+
+def _csv_value(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as in --json
+    return value
+
+
+class _CsvSink:
+    """Appends rows and flushes each one, so a killed sweep keeps every finished row."""
+
+    def __init__(self, path, keep_rows):
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        if keep_rows is not None:  # rewrite without the rows to be retried (atomically)
+            tmp = path + ".tmp"
+            with open(tmp, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+                w.writeheader()
+                w.writerows(keep_rows)
+            os.replace(tmp, path)
+            new = False
+        self.file = open(path, "a", newline="")
+        self.writer = csv.DictWriter(self.file, fieldnames=COLUMNS, lineterminator="\n",
+                                     extrasaction="ignore")
+        if new:
+            self.writer.writeheader()
+            self.file.flush()
+
+    def write(self, row):
+        self.writer.writerow({k: _csv_value(row.get(k)) for k in COLUMNS})
+        self.file.flush()
+
+    def close(self):
+        self.file.close()
+
+
+class _Progress:
+    """tqdm when installed (Debian python3-tqdm), else a plain counter on stderr."""
+
+    def __init__(self, total, done, enabled):
+        self.bar = None
+        self.total, self.count, self.enabled = total, done, enabled
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=done, unit="config", file=sys.stderr,
+                            dynamic_ncols=True)
+        except ImportError:
+            pass
+
+    def update(self, failed):
+        self.count += 1
+        if self.bar is not None:
+            self.bar.update(1)
+            if failed:
+                self.bar.set_postfix_str(f"{failed} error(s)")
+        elif self.enabled:
+            print(f"\r{self.count}/{self.total} configurations", end="", file=sys.stderr)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            print(file=sys.stderr)
+
+
+def _client(scheduler, workers):
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler, timeout="30s"), None
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def run_sweep(sweep_path, out, scheduler=None, workers=None, progress=True, client=None,
+              log=sys.stderr):
+    """Runs the sweep, streaming rows to ``out``. Returns (configurations, run now, errors).
+    ``client``: an existing distributed.Client to use (else one is made and closed here)."""
+    from distributed import as_completed
+
+    configs = load_sweep(sweep_path)
+    existing = read_rows(out)
+    done = {r["config_id"] for r in existing if r["status"] in ("ok", "error")}
+    retry = [r for r in existing if r["status"] not in ("ok", "error")]
+    todo = [c for c in configs if c["config_id"] not in done]
+    print(f"tacos.sweep: {len(configs)} configurations, {len(configs) - len(todo)} already in "
+          f"{out}, running {len(todo)}", file=log)
+    sink = _CsvSink(out, [r for r in existing if r["status"] in ("ok", "error")]
+                    if retry else None)
+    errors = 0
+    if not todo:
+        sink.close()
+        return len(configs), 0, 0
+    own = client is None
+    cluster = None
+    if own:
+        client, cluster = _client(scheduler, workers or os.cpu_count() or 1)
+    bar = _Progress(len(configs), len(configs) - len(todo), progress)
+    try:
+        # Keys are the configuration ids, so a resubmitted configuration is the same task.
+        futures = [client.submit(run_configuration, c, key=f"tacos-{c['config_id']}", pure=False)
+                   for c in todo]
+        by_key = {f.key: c for f, c in zip(futures, todo)}
+        for future in as_completed(futures):
+            try:
+                row = future.result()
+            except Exception as e:  # the task itself failed (e.g. its worker was lost repeatedly)
+                row = dict(by_key[future.key])
+                row["status"] = "failed"
+                row["error"] = f"{type(e).__name__}: {e}"
+            if row["status"] != "ok":
+                errors += 1
+            sink.write(row)
+            bar.update(errors)
+            future.release()
+    finally:
+        bar.close()
+        sink.close()
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    return len(configs), len(todo), errors
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m tacos.sweep",
+        description="Run a tacos design-space sweep (the product of a YAML file's lists) on Dask "
+                    "and stream one CSV row per configuration.")
+    parser.add_argument("sweep", help="sweep YAML file (topologies, collectives, sizes, "
+                                      "chunks_per_npu, algorithms, link_models, seed, trials)")
+    parser.add_argument("--out", required=True,
+                        help="results CSV; rows already in it are kept and not run again")
+    parser.add_argument("--scheduler", help="Dask scheduler address (tcp://HOST:8786); default: "
+                                            "a LocalCluster on this machine")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="LocalCluster worker processes (default: one per core)")
+    parser.add_argument("--plot", metavar="DIR",
+                        help="after the sweep, draw time vs size per algorithm and a heat map of "
+                             "bound ratios into DIR (PNG)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers: must be at least 1")
+    started = time.monotonic()
+    try:
+        total, ran, errors = run_sweep(args.sweep, args.out, args.scheduler, args.workers,
+                                       progress=not args.no_progress)
+    except SweepError as e:
+        print(f"tacos.sweep: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\ntacos.sweep: interrupted; finished rows are in {args.out}, run the same "
+              "command again to complete the rest", file=sys.stderr)
+        return 130
+    print(f"tacos.sweep: {ran} run in {time.monotonic() - started:.1f} s, {errors} with errors; "
+          f"{total} rows in {args.out}", file=sys.stderr)
+    if args.plot:
+        from .sweep_plot import plot_results
+
+        for path in plot_results(args.out, args.plot):
+            print(f"tacos.sweep: wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

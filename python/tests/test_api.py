@@ -1,0 +1,239 @@
+"""`import tacos` gives what the `tacos` command's --json gives, for the same inputs."""
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tacos
+from conftest import SOURCE_DIR, cli, cli_error, cli_json, stable
+
+# (Python keyword arguments, the same as command-line flags)
+CASES = [
+    (dict(topology=("torus2d:4x4", {}), collective="all-gather", size="1MiB", chunks_per_npu=2),
+     ["--topology", "torus2d:4x4", "--collective", "all-gather", "--size", "1MiB",
+      "--chunks-per-npu", "2"]),
+    (dict(topology=("mesh2d:3x3", {"bandwidth": [50, 25], "latency": "700ns"}),
+          collective="all-reduce", size=4 << 20, seed=3, trials=2),
+     ["--topology", "mesh2d:3x3", "--bandwidth", "50,25", "--latency", "700ns", "--collective",
+      "all-reduce", "--size", str(4 << 20), "--seed", "3", "--trials", "2"]),
+    (dict(topology=("mesh2d:4x4", {}), collective="scatter", size="16MiB", root=5,
+          npus=[0, 5, 10, 15]),
+     ["--topology", "mesh2d:4x4", "--collective", "scatter", "--size", "16MiB", "--root", "5",
+      "--npus", "0,5,10,15"]),
+    (dict(topology=("ring:8", {}), collective="reduce-scatter", size="8MiB",
+          algorithm="ring", link_model="astra"),
+     ["--topology", "ring:8", "--collective", "reduce-scatter", "--size", "8MiB",
+      "--algorithm", "ring", "--link-model", "astra"]),
+    (dict(topology=("dgx-a100:2", {}), collective="all-gather", size="16MiB",
+          chunks_per_npu="auto"),
+     ["--topology", "dgx-a100:2", "--collective", "all-gather", "--size", "16MiB",
+      "--chunks-per-npu", "auto"]),
+    (dict(topology=("torus3d:2x2x2", {}), collective="broadcast", size="2MiB",
+          time_only=True),
+     ["--topology", "torus3d:2x2x2", "--collective", "broadcast", "--size", "2MiB",
+      "--time-only"]),
+]
+
+
+def _run(kwargs):
+    kwargs = dict(kwargs)
+    spec, link = kwargs.pop("topology")
+    return tacos.synthesize(tacos.Topology.from_spec(spec, **link), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,flags", CASES, ids=[c[1][1] + "-" + c[1][3] for c in CASES])
+def test_synthesize_equals_cli_json(kwargs, flags):
+    result = _run(kwargs)
+    expected = cli_json("synthesize", *flags)
+    assert list(result.keys()) == list(expected.keys())  # same keys, same order
+    assert stable(result.report) == stable(expected)
+    assert result.collective_time_us == expected["collective_time_us"]
+    assert result.bound_ratio == expected["bound_ratio"]
+    assert result["transfers"] == expected["transfers"]
+    if not kwargs.get("time_only"):
+        assert len(result.transfers) == expected["transfers"]
+        assert result.verified is True
+
+
+def test_transfers_equal_the_cli_algorithm_file(tmp_path):
+    flags = ["--topology", "torus2d:3x3", "--collective", "all-reduce", "--size", "3MiB",
+             "--chunks-per-npu", "2"]
+    cli("synthesize", *flags, "--out", tmp_path / "cli", "--format", "json")
+    result = tacos.synthesize(tacos.Topology.from_spec("torus2d:3x3"), "all-reduce", "3MiB", 2)
+    result.write(tmp_path / "py", formats=("json",))
+    cli_text = (tmp_path / "cli" / "algorithm.json").read_text()
+    assert (tmp_path / "py" / "algorithm.json").read_text() == cli_text  # byte for byte
+    rows = json.loads(cli_text)["transfers"]
+    t = result.transfers
+    assert t.dtype.names == ("src", "dst", "start_us", "end_us", "chunks", "reduce")
+    assert len(t) == len(rows) > 0
+    for i, row in enumerate(rows):
+        assert (t["src"][i], t["dst"][i]) == (row[0], row[1])
+        assert round(t["start_us"][i] * 1e6) == row[2]
+        assert round(t["end_us"][i] * 1e6) == row[3]
+        assert t["chunks"][i] == tuple(row[4])
+        assert bool(t["reduce"][i]) == bool(len(row) > 5 and row[5])
+    assert t["reduce"].any()  # an all-reduce has reductions
+    assert t["end_us"].max() == result.collective_time_us
+    frame = result.to_pandas()
+    assert list(frame.columns) == list(t.dtype.names) and len(frame) == len(t)
+
+
+def test_transfers_array_verifies_and_a_broken_one_does_not():
+    result = tacos.synthesize(tacos.Topology.from_spec("mesh2d:3x3"), "all-gather", "9MiB", 2)
+    check = tacos.verify(result)
+    assert check["verified"] is True
+    assert check["collective_time_us"] == result.collective_time_us
+    assert check["transfers"] == result["transfers"]
+    # Dropping the last transfer leaves some NPU without a chunk.
+    with pytest.raises(tacos.Error, match=r"^verify: transfers: "):
+        tacos.verify(result, transfers=result.transfers[:-1])
+    # A transfer that starts before its chunk reached its source is not causal.
+    t = result.transfers.copy()
+    late = int(np.argmax(t["start_us"]))
+    t["start_us"][late] = 0.0
+    with pytest.raises(tacos.Error, match=r"^verify: transfers: "):
+        tacos.verify(result, transfers=t)
+
+
+def test_bound_compare_describe_equal_cli():
+    topo = tacos.Topology.from_spec("torus2d:4x4", bandwidth=50, latency=0.5)
+    flags = ["--topology", "torus2d:4x4", "--bandwidth", "50", "--latency", "0.5"]
+    assert tacos.bound(topo, "all-reduce", "64MiB", 4) == cli_json(
+        "bound", *flags, "--collective", "all-reduce", "--size", "64MiB", "--chunks-per-npu", "4")
+    assert topo.describe() == cli_json("topology", "describe", *flags)
+    assert (topo.npus, topo.links, topo.switches) == (16, 64, 0)
+
+    frame = tacos.compare(topo, "all-gather", "16MiB")
+    expected = cli_json("compare", *flags, "--collective", "all-gather", "--size", "16MiB")
+    assert frame.attrs == {k: v for k, v in expected.items() if k != "results"}
+    rows = frame.drop(columns=["synthesis_seconds"]).to_dict("records")
+    for row, want in zip(rows, expected["results"]):
+        want = {k: v for k, v in want.items() if k != "synthesis_seconds"}
+        got = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+        assert got == want
+    assert list(frame["algorithm"]) == list(tacos.ALGORITHMS)
+
+
+def test_simulate_and_verify_files_equal_cli(tmp_path):
+    result = tacos.synthesize("torus2d:4x4", "reduce-scatter", "4MiB")
+    result.write(tmp_path, formats=["json", "msccl"])
+    path = tmp_path / "algorithm.json"
+    for command, fn in (("simulate", tacos.simulate), ("verify", tacos.verify)):
+        got = fn(path, topology="torus2d:4x4", link_model="astra")
+        assert got == cli_json(command, "--algorithm", path, "--topology", "torus2d:4x4",
+                               "--link-model", "astra")
+    assert tacos.simulate(path)["collective_time_us"] == result.collective_time_us
+
+
+def test_write_all_formats_matches_cli_astra_expectation(tmp_path):
+    flags = ["--topology", "ring:4", "--collective", "all-gather", "--size", "1MiB"]
+    expected = cli_json("synthesize", *flags, "--out", tmp_path / "cli", "--format",
+                        "json,chakra,msccl")
+    result = tacos.synthesize("ring:4", "all-gather", "1MiB")
+    astra = result.write(tmp_path / "py")
+    assert astra == expected["astra_sim"]
+    for name in ("algorithm.json", "msccl/tacos_all-gather.xml", "chakra/tacos.0.et"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(topology="torus2d:0x4"),
+    dict(size="64XB"),
+    dict(chunks_per_npu="many"),
+    dict(collective="all-shuffle"),
+    dict(algorithm="rhd", topology="ring:6"),
+    dict(root=3, collective="all-gather"),
+    dict(link_model="fast"),
+    dict(npus="0,99"),
+], ids=lambda k: "-".join(map(str, k.values())))
+def test_bad_input_raises_tacos_error_with_the_cli_message(kwargs):
+    kwargs = {"topology": "torus2d:4x4", "size": "1MiB", "collective": "all-reduce", **kwargs}
+    flags = []
+    for key, value in kwargs.items():
+        flags += ["--" + key.replace("_", "-"), str(value)]
+    message = cli_error("synthesize", *flags)
+    with pytest.raises(tacos.Error) as caught:
+        tacos.synthesize(**kwargs)
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value) == message
+
+
+def test_topology_file_errors_and_loading(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("npus: [\n")
+    message = cli_error("topology", "describe", "--topology", bad)
+    with pytest.raises(tacos.Error) as caught:
+        tacos.Topology.from_file(bad)
+    assert str(caught.value) == message
+    path = os.path.join(SOURCE_DIR, "examples", "hetero_mesh.yaml")
+    good = tacos.Topology.from_file(path)
+    assert good.describe() == cli_json("topology", "describe", "--topology", path)
+    assert good.npus > 0 and good.describe()["connected"] is True
+
+
+def test_sizes_accept_ints_and_strings():
+    topo = tacos.Topology.from_spec("ring:4")
+    a = tacos.synthesize(topo, "all-gather", 1 << 20)
+    b = tacos.synthesize(topo, "all-gather", "1MiB")
+    assert stable(a.report) == stable(b.report) and a.size_bytes == 1 << 20
+    with pytest.raises(tacos.Error, match="--size"):
+        tacos.synthesize(topo, "all-gather", 1.5)
+
+
+def test_two_threads_synthesize_at_once_with_the_gil_released():
+    topo = tacos.Topology.from_spec("torus2d:8x8")
+    kwargs = dict(collective="all-reduce", size="64MiB", chunks_per_npu=4)
+    started = time.perf_counter()
+    serial = tacos.synthesize(topo, **kwargs)
+    one_call = time.perf_counter() - started
+    assert one_call > 0.05, "the case must take long enough to observe"
+
+    results, gaps = [None, None], []
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(
+        i, tacos.synthesize(topo, seed=1, **kwargs))) for i in range(2)]
+    last = time.perf_counter()
+    for t in threads:  # start() itself would wait for a thread holding the GIL: a gap too
+        t.start()
+    while any(t.is_alive() for t in threads):  # this thread keeps running while C++ works
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+        time.sleep(0.001)
+    for t in threads:
+        t.join()
+    for r in results:
+        assert r is not None and stable(r.report) == stable(serial.report)
+    # Holding the GIL would stall this loop for both synthesize calls (2 x one_call).
+    assert max(gaps) < one_call * 0.75, (max(gaps), one_call)
+    assert len(gaps) > 10
+
+
+def test_docstrings_everywhere():
+    for name in tacos.__all__:
+        obj = getattr(tacos, name)
+        if callable(obj) and name != "Error":
+            assert obj.__doc__ and len(obj.__doc__) > 40, name
+    for name in ("from_spec", "from_file", "describe", "npus", "links"):
+        assert getattr(tacos.Topology, name).__doc__, name
+    for name in ("transfers", "to_pandas", "write"):
+        assert getattr(tacos.Result, name).__doc__, name
+
+
+def test_threads_share_one_topology_with_switches():
+    # dgx-a100:2 has NVSwitches and leaves: their routes are computed lazily, once per object.
+    topo = tacos.Topology.from_spec("dgx-a100:2")
+    serial = [stable(tacos.synthesize(topo, c, "16MiB").report)
+              for c in ("all-gather", "all-reduce", "reduce-scatter", "broadcast")]
+    out = [None] * 4
+    threads = [threading.Thread(target=lambda i=i, c=c: out.__setitem__(
+        i, stable(tacos.synthesize(topo, c, "16MiB").report)))
+        for i, c in enumerate(("all-gather", "all-reduce", "reduce-scatter", "broadcast"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == serial

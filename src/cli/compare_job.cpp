@@ -1,0 +1,79 @@
+#include "compare_job.h"
+
+#include <algorithm>
+
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/simulation/simulator.h"
+
+namespace tacos::cli {
+
+ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
+  ComparePlan plan;
+  plan.network = job.topology.network(full);
+  plan.collective = job.collective.make(plan.network, job.flags);
+  plan.names = split_list(job.algorithms);
+  for (const std::string& name : plan.names)
+    if (std::find(algorithm_names().begin(), algorithm_names().end(), name) ==
+        algorithm_names().end())
+      throw Error("--algorithms: unknown algorithm '" + name +
+                  "' (expected tacos, ring, direct, rhd, dbt or hierarchical)");
+  const std::string& plot = job.plot;
+  if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))
+    throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");
+  plan.options = job.collective.synthesis_options(job.flags);
+  plan.bound = bound_if_affordable(full, plan.collective);
+  return plan;
+}
+
+CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name) {
+  CompareRow row;
+  const Topology& network = plan.network;
+  row.run = run_algorithm_searching_chunks(
+      name, network, [&](int k) { return job.collective.make(network, k); },
+      job.flags.auto_chunks(), plan.collective.chunks_per_npu(), plan.options,
+      job.topology.topology);
+  AlgorithmRun& run = row.run;
+  nlohmann::ordered_json& json = row.json;
+  json["algorithm"] = name;
+  if (run.skipped_reason) {
+    json["chunks_per_npu"] = nullptr;
+    json["collective_time_us"] = nullptr;
+    json["algbw_gbps"] = nullptr;
+    json["busbw_gbps"] = nullptr;
+    json["lower_bound_us"] =
+        plan.bound ? nlohmann::ordered_json(plan.bound->lower_bound_us) : nullptr;
+    json["bound_ratio"] = nullptr;
+    json["verified"] = nullptr;
+    json["synthesis_seconds"] = nullptr;
+    json["skipped_reason"] = *run.skipped_reason;
+    return row;
+  }
+  // Every algorithm is timed by the same simulator under the same link model.
+  run.result.collective_time =
+      simulate(run.result.algorithm, network, plan.options.link_model).collective_time;
+  row.report = make_report(run, run.result.algorithm.collective(), plan.bound);
+  json["chunks_per_npu"] = run.result.algorithm.collective().chunks_per_npu();
+  json["collective_time_us"] = to_micros(run.result.collective_time);
+  json["algbw_gbps"] = row.report.algbw_gbps;
+  json["busbw_gbps"] = row.report.busbw_gbps;
+  json["lower_bound_us"] = json_or_null(row.report.lower_bound_us);
+  json["bound_ratio"] = json_or_null(row.report.bound_ratio);
+  json["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;
+  json["synthesis_seconds"] = run.result.seconds;
+  json["skipped_reason"] = nullptr;
+  return row;
+}
+
+nlohmann::ordered_json compare_json(const Topology& full, const ComparePlan& plan,
+                                    const nlohmann::ordered_json& results) {
+  nlohmann::ordered_json out;
+  out["topology"] = full.name();
+  out["collective"] = to_string(plan.collective.kind());
+  out["size_bytes"] = plan.collective.size();
+  out["link_model"] = to_string(plan.options.link_model);
+  out["results"] = results;
+  return out;
+}
+
+}  // namespace tacos::cli

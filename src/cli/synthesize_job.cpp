@@ -1,0 +1,89 @@
+#include "synthesize_job.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+
+#include "algorithm_outputs.h"
+#include "tacos/bounds/lower_bound.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+
+namespace tacos::cli {
+
+SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full) {
+  SynthesizeOutcome outcome;
+  outcome.network = job.topology.network(full);
+  const Topology& network = outcome.network;
+  const Collective requested = job.collective.make(network, job.flags);
+  if (job.time_only && !job.out_dir.empty())
+    throw Error("--out cannot be combined with --time-only (no transfers are kept)");
+  if (job.formats_given && job.out_dir.empty())
+    throw Error("--format " + job.formats + " needs --out DIR (where to write the files)");
+  if (!job.out_dir.empty() && std::filesystem::exists(job.out_dir) &&
+      !std::filesystem::is_directory(job.out_dir))
+    throw Error("--out: " + job.out_dir + " exists and is not a directory");
+  if (!job.msccl_flag.empty()) {
+    const auto listed = split_list(job.formats);
+    if (job.out_dir.empty() || std::find(listed.begin(), listed.end(), "msccl") == listed.end())
+      throw Error(job.msccl_flag +
+                  " needs --out DIR --format msccl (it shapes the MSCCL file only)");
+  }
+
+  outcome.options = job.collective.synthesis_options(job.flags);
+  outcome.options.keep_transfers = !job.time_only;
+  if (job.progress) outcome.options.progress = job.progress;
+  outcome.run = run_algorithm_searching_chunks(
+      job.algorithm, network, [&](int k) { return job.collective.make(network, k); },
+      job.flags.auto_chunks(), requested.chunks_per_npu(), outcome.options, job.topology.topology);
+  if (job.progress_done) job.progress_done();
+  const AlgorithmRun& run = outcome.run;
+  if (run.skipped_reason) throw Error("--algorithm " + job.algorithm + ": " + *run.skipped_reason);
+
+  const Collective& coll = run.result.algorithm.collective();
+  if (!job.out_dir.empty())
+    write_algorithm_outputs(run.result.algorithm, full, job.topology.topology, job.out_dir,
+                            job.formats, job.msccl);
+  outcome.astra = astra_sim_expectation(run.result.algorithm, full, job.topology.topology,
+                                        job.out_dir, job.formats);
+  const std::optional<LowerBound> bound = bound_if_affordable(full, coll);
+  outcome.report = make_report(run, coll, bound);
+  return outcome;
+}
+
+nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology& full,
+                                       const SynthesizeOutcome& outcome) {
+  const AlgorithmRun& run = outcome.run;
+  const Collective& coll = run.result.algorithm.collective();
+  nlohmann::ordered_json out;
+  out["topology"] = full.name();
+  out["npus"] = outcome.network.npus();
+  out["links"] = outcome.network.num_links();
+  out["collective"] = to_string(coll.kind());
+  out["npus_in_collective"] = coll.num_members();
+  if (has_root(coll.kind())) out["root"] = coll.root();
+  if (coll.kind() == CollectiveKind::kAllReduce && job.algorithm == "tacos")
+    out["all_reduce_mode"] = job.collective.all_reduce_mode;
+  out["size_bytes"] = coll.size();
+  out["chunks_per_npu"] = coll.chunks_per_npu();
+  out["chunk_bytes"] = coll.chunk_bytes();
+  out["algorithm"] = job.algorithm;
+  out["link_model"] = to_string(outcome.options.link_model);
+  out["seed"] = run.result.seed;
+  out["trials"] = job.collective.trials;
+  out["collective_time_us"] = to_micros(run.result.collective_time);
+  out["algbw_gbps"] = outcome.report.algbw_gbps;
+  out["busbw_gbps"] = outcome.report.busbw_gbps;
+  out["lower_bound_us"] = json_or_null(outcome.report.lower_bound_us);
+  out["bound_ratio"] = json_or_null(outcome.report.bound_ratio);
+  out["transfers"] = run.result.transfers;
+  out["wasted_transfers"] = run.result.wasted_transfers;
+  out["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;
+  out["synthesis_seconds"] = run.result.seconds;
+  out["peak_memory_mib"] = peak_memory_mib();
+  if (!job.out_dir.empty()) out["out"] = job.out_dir;
+  if (!outcome.astra.is_null()) out["astra_sim"] = outcome.astra;
+  return out;
+}
+
+}  // namespace tacos::cli
