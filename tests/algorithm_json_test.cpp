@@ -13,6 +13,7 @@
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
+#include "test_temp_dir.h"
 
 namespace tacos {
 namespace {
@@ -61,7 +62,9 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+std::string temp_path(const std::string& name) {
+  return tacos_test::TestTempDir::path().string() + "/" + name;
+}
 
 void expect_same(const Algorithm& a, const Algorithm& b) {
   const Collective& x = a.collective();

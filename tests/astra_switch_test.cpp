@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cli_support.h"
+#include "test_printers.h"
 
 namespace tacos_test {
 namespace {
@@ -177,7 +178,8 @@ TEST_P(AstraRooted, RunsForRealAndTacosSaysTheTime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rooted, AstraRooted,
-                         ::testing::Values("broadcast", "reduce", "gather", "scatter"));
+                         ::testing::Values("broadcast", "reduce", "gather", "scatter"),
+                         [](const auto& info) { return tacos_test::test_name(info.param); });
 
 using MatrixCase = std::tuple<std::string, std::string, int, std::string, std::string>;
 

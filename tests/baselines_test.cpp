@@ -13,6 +13,7 @@
 #include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
 #include "tacos/topology/generators.h"
+#include "test_printers.h"
 
 namespace tacos {
 namespace {
@@ -191,6 +192,7 @@ struct SweepCase {
   std::string spec;
   LinkModel model;
 };
+void PrintTo(const SweepCase& c, std::ostream* os) { *os << c.spec << " " << to_string(c.model); }
 
 class BaselineSweep : public ::testing::TestWithParam<SweepCase> {};
 

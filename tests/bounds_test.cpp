@@ -443,11 +443,16 @@ TEST(BoundCli, JsonFields) {
       &status);
   ASSERT_EQ(status, 0) << out;
   const auto j = nlohmann::json::parse(out);
-  for (const char* key :
-       {"lower_bound_us", "latency_bound_us", "bandwidth_bound_us", "algbw_at_bound_gbps",
-        "collective", "npus", "size_bytes", "method", "bandwidth_bound_method"})
+  for (const char* key : {"lower_bound_us", "latency_bound_us", "bandwidth_bound_us",
+                          "algbw_at_bound_gbps", "busbw_at_bound_gbps", "collective", "npus",
+                          "size_bytes", "method", "bandwidth_bound_method"})
     EXPECT_TRUE(j.contains(key)) << key;
-  expect_rel(j["algbw_at_bound_gbps"].get<double>(), 8.0 * 300.0 / 7.0);
+  // Reported bandwidths are nccl-tests' GB/s (1e9 B/s); the input is 300 x 2^30 B/s per port.
+  // All-Gather on 8 ports: each NPU takes in 7/8 of the 64 MiB at 300 x 2^30 B/s, so
+  // algbw = 8/7 x 300 x 2^30 / 1e9 = 368.140053943 and busbw = algbw x 7/8 = 322.1225472, the
+  // port bandwidth itself (what nccl-tests' bus bandwidth is meant to show).
+  expect_rel(j["algbw_at_bound_gbps"].get<double>(), 368.14005394285715);
+  expect_rel(j["busbw_at_bound_gbps"].get<double>(), 322.1225472);
   EXPECT_EQ(j["collective"], "all-gather");
   EXPECT_EQ(j["npus"], 8);
   EXPECT_EQ(j["size_bytes"], kSize);

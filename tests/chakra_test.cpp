@@ -31,6 +31,7 @@
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
 #include "tacos/topology/loader.h"
+#include "test_temp_dir.h"
 
 namespace tacos {
 namespace {
@@ -165,7 +166,7 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
 
 fs::path scratch(const std::string& name) {
   const fs::path dir =
-      fs::path(::testing::TempDir()) / ("tacos_chakra_" + name + "_" + std::to_string(::getpid()));
+      tacos_test::TestTempDir::path() / ("tacos_chakra_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

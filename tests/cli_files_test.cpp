@@ -22,13 +22,20 @@ TEST(CliCompare, JsonHasEveryKeyAndSkippedReasons) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"].size(), 6u);
   for (const auto& row : j["results"])
-    for (const char* key : {"algorithm", "collective_time_us", "algbw_gbps", "lower_bound_us",
-                            "bound_ratio", "verified", "synthesis_seconds", "skipped_reason"})
+    for (const char* key :
+         {"algorithm", "collective_time_us", "algbw_gbps", "busbw_gbps", "lower_bound_us",
+          "bound_ratio", "verified", "synthesis_seconds", "skipped_reason"})
       EXPECT_TRUE(row.contains(key)) << row["algorithm"] << " lacks " << key;
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& row : j["results"]) by_name[row["algorithm"]] = row;
   // ring All-Reduce on ring:8, 1 MiB: 14 x (0.5 us + 131072 B / 50 GB/s).
   EXPECT_NEAR(by_name["ring"]["collective_time_us"].get<double>(), 41.1796875, 1e-4);
+  // Exactly 14 x (500000 ps + ceil(2441406.25 ps)) = 41.179698 us. nccl-tests' units:
+  // algbw = 1048576 B / 41.179698 us = 25.4634213 GB/s (1e9 B/s); All-Reduce busbw = algbw x
+  // 2(n-1)/n = x 14/8 = 44.5609873.
+  EXPECT_NEAR(by_name["ring"]["collective_time_us"].get<double>(), 41.179698, 1e-9);
+  EXPECT_NEAR(by_name["ring"]["algbw_gbps"].get<double>(), 25.46342132, 1e-6);
+  EXPECT_NEAR(by_name["ring"]["busbw_gbps"].get<double>(), 44.56098731, 1e-6);
   EXPECT_TRUE(by_name["hierarchical"]["collective_time_us"].is_null());
   EXPECT_FALSE(by_name["hierarchical"]["skipped_reason"].get<std::string>().empty());
   for (const char* name : {"tacos", "ring", "direct", "rhd", "dbt"})
@@ -164,7 +171,7 @@ TEST(CliOut, FormatWithoutOutAndNoSubcommandAreErrors) {
             "tacos: error: --format chakra needs --out DIR (where to write the files)\n");
   const RunResult none = run_tacos("");
   EXPECT_EQ(none.exit_code, 1);
-  EXPECT_NE(none.err.find("A subcommand is required"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("synthesize"), std::string::npos) << none.err;  // the help
   EXPECT_EQ(run_tacos("--help").exit_code, 0);
 }
 
@@ -239,6 +246,7 @@ TEST(CliHelp, FileCommandsShowNoMisleadingDefaultTopology) {
     const RunResult help = run_tacos(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_EQ(help.out.find("--topology TEXT=torus2d:8x8"), std::string::npos) << command;
+    EXPECT_NE(help.out.find("fully connected"), std::string::npos) << command;
   }
 }
 
@@ -267,6 +275,104 @@ TEST(CliFormats, HugeMscclRootTagIsAnErrorNotACrash) {
             std::string::npos)
       << r.err;
   fs::remove(path);
+}
+
+}  // namespace
+}  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+// An --out that cannot be written is the user's input: a one-line error and exit 1 (main said
+// "internal error" and exited 3 for a name too long), and nothing is left behind.
+TEST(CliOut, UnwritableOutIsAOneLineErrorWithExit1) {
+  const fs::path dir = scratch_dir("unwritable_out");
+  std::ofstream(dir / "a_file") << "x";
+  const std::string too_long = (dir / (std::string(300, 'x') + "/out")).string();
+  for (const std::string& out : {too_long, (dir / "a_file" / "out").string()}) {
+    const RunResult r = run_tacos("synthesize --topology ring:4 --size 1MiB --out " + out);
+    EXPECT_EQ(r.exit_code, 1) << out << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("tacos: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+  }
+  const RunResult plot =
+      run_tacos("compare --topology ring:4 --size 1MiB --plot " + too_long + ".svg");
+  EXPECT_EQ(plot.exit_code, 1) << plot.err;
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1u);  // only a_file: no staging folder left
+  fs::remove_all(dir);
+}
+
+// Another tool's MSCCL XML shipped in examples/ verifies from a clone without --size (main
+// needed ../shared/data for this check).
+TEST(CliVerify, ShippedForeignXmlNeedsNoSize) {
+  const std::string sample =
+      (fs::path(TACOS_SOURCE_DIR) / "examples" / "msccl_ring_allreduce_4gpus.xml").string();
+  const RunResult r = run_tacos("verify --algorithm " + sample + " --topology ring:4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("a correct all-reduce (4 NPUs, 24 messages"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("checked with 1 MiB per MSCCL chunk"), std::string::npos) << r.out;
+}
+
+// tacos's MSCCL All-Reduce is verified for both kinds of call, and verify says so; verify of a
+// tacos file bigger than 16 MiB works (main rejected tacos_size_bytes above 2^24).
+TEST(CliVerify, MscclAllReduceIsCheckedForBothCalls) {
+  const fs::path dir = scratch_dir("verify_both_calls");
+  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --collective all-reduce --size 64MiB "
+                      "--format msccl --msccl-protocol LL128 --out " +
+                      dir.string())
+                .exit_code,
+            0);
+  const fs::path xml = dir / "msccl" / "tacos_all-reduce.xml";
+  EXPECT_NE(read_file(xml).find(R"(proto="LL128")"), std::string::npos);
+  const RunResult r = run_tacos("verify --algorithm " + xml.string() + " --topology ring:4");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("of an out-of-place and an in-place call"), std::string::npos) << r.out;
+  const RunResult bad = run_tacos("synthesize --topology ring:4 --format msccl --out " +
+                                  dir.string() + " --msccl-protocol LL64");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--msccl-protocol: unknown MSCCL protocol 'LL64'"), std::string::npos)
+      << bad.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tacos_test
+
+namespace tacos_test {
+namespace {
+
+// --msccl-* flags shape the MSCCL file only: without one to write they are errors, not ignored.
+TEST(CliOut, MscclFlagsWithoutAnMscclFileAreErrors) {
+  const fs::path dir = scratch_dir("msccl_flags");
+  const RunResult none = run_tacos("synthesize --topology ring:4 --msccl-max-steps 32");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err,
+            "tacos: error: --msccl-max-steps needs --out DIR --format msccl (it shapes the MSCCL "
+            "file only)\n");
+  const RunResult json =
+      run_tacos("synthesize --topology ring:4 --msccl-protocol LL --out " + (dir / "out").string());
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  const std::string sample =
+      (fs::path(TACOS_SOURCE_DIR) / "examples" / "msccl_ring_allreduce_4gpus.xml").string();
+  const RunResult to_json = run_tacos("convert " + sample + " " + (dir / "r.json").string() +
+                                      " --size 4MiB --msccl-max-steps 100");
+  EXPECT_EQ(to_json.exit_code, 1);
+  EXPECT_NE(to_json.err.find("--msccl-max-steps needs an .xml OUT"), std::string::npos);
+  const RunResult to_xml =
+      run_tacos("convert " + sample + " " + (dir / "r.xml").string() +
+                " --topology ring:4 --size 4MiB --msccl-max-steps 100 --msccl-protocol LL");
+  ASSERT_EQ(to_xml.exit_code, 0) << to_xml.err;
+  const std::string xml = read_file(dir / "r.xml");
+  EXPECT_NE(xml.find(R"(proto="LL")"), std::string::npos);
+  // Another tool's in-place ring becomes a tacos file for both kinds of call.
+  EXPECT_NE(xml.find(R"(inplace="1" outofplace="1")"), std::string::npos);
+  EXPECT_EQ(run_tacos("verify --topology ring:4 --algorithm " + (dir / "r.xml").string()).exit_code,
+            0);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "test_temp_dir.h"
+
 namespace tacos_test {
 
 namespace fs = std::filesystem;
@@ -29,19 +31,21 @@ inline std::string read_file(const fs::path& path) {
 }
 
 inline fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("tacos_cli_" + name);
+  const fs::path dir = tacos_test::TestTempDir::path() / ("tacos_cli_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
 }
 
-inline RunResult run_tacos(const std::string& args) {
+// Runs `tacos ARGS` (through the shell) in folder `dir` (empty: the current one).
+inline RunResult run_tacos_in(const fs::path& dir, const std::string& args) {
   // ctest runs tests in parallel processes: one stderr file per process and call.
   static int calls = 0;
   const fs::path err_file =
-      fs::path(::testing::TempDir()) /
+      tacos_test::TestTempDir::path() /
       ("tacos_cli_stderr_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt");
-  const std::string command = std::string(TACOS_CLI_PATH) + " " + args + " 2>" + err_file.string();
+  const std::string command = (dir.empty() ? "" : "cd '" + dir.string() + "' && ") +
+                              std::string(TACOS_CLI_PATH) + " " + args + " 2>" + err_file.string();
   RunResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -56,10 +60,12 @@ inline RunResult run_tacos(const std::string& args) {
   return result;
 }
 
+inline RunResult run_tacos(const std::string& args) { return run_tacos_in({}, args); }
+
 // Every ctest process of the suite writes the parameter files at start-up: write a private
 // copy and rename it into place, so no process ever reads a half-written file.
 inline fs::path write_temp(const std::string& name, const std::string& text) {
-  const fs::path path = fs::path(::testing::TempDir()) / name;
+  const fs::path path = tacos_test::TestTempDir::path() / name;
   const fs::path partial = path.string() + "." + std::to_string(getpid()) + ".partial";
   std::ofstream(partial) << text;
   fs::rename(partial, path);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_support.h"
+#include "test_printers.h"
 
 namespace {
 
@@ -94,6 +95,7 @@ struct BadInput {
   std::string args;
   std::string expected_in_error;
 };
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name << ": " << b.args; }
 
 class CliBadInput : public ::testing::TestWithParam<BadInput> {};
 
@@ -181,5 +183,64 @@ INSTANTIATE_TEST_SUITE_P(
                           "1us, bidirectional: true}\n"),
                  "NPU 2"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+}  // namespace
+
+namespace {
+
+// Hand-worked: on ring:2 at 50 GB/s (inputs are 2^30 B/s) and no latency, an All-Gather of
+// 2 GB (2e9 B) moves one 1e9 B chunk each way at once: 1e9 / (50 x 2^30) s = 18626451493 ps
+// (rounded up). nccl-tests' algbw = 2e9 B / that time / 1e9 = 107.374182396 GB/s; busbw =
+// algbw x (n-1)/n = 53.687091198, i.e. the link's 50 x 2^30 B/s in 1e9 B/s. An All-Reduce runs
+// Reduce-Scatter then All-Gather: twice the time, algbw 53.687091198, busbw x 2(n-1)/n = the same.
+TEST(Cli, BandwidthsAreNcclTestsAlgbwAndBusbw) {
+  const std::string common = " --topology ring:2 --latency 0 --size 2GB --json";
+  const RunResult ag = run_tacos("synthesize --collective all-gather" + common);
+  ASSERT_EQ(ag.exit_code, 0) << ag.err;
+  const auto a = nlohmann::json::parse(ag.out);
+  EXPECT_NEAR(a["collective_time_us"].get<double>(), 18626.451493, 1e-6);
+  EXPECT_NEAR(a["algbw_gbps"].get<double>(), 107.374182396, 1e-6);
+  EXPECT_NEAR(a["busbw_gbps"].get<double>(), 53.687091198, 1e-6);
+  const RunResult ar = run_tacos("synthesize --collective all-reduce" + common);
+  ASSERT_EQ(ar.exit_code, 0) << ar.err;
+  const auto r = nlohmann::json::parse(ar.out);
+  EXPECT_NEAR(r["algbw_gbps"].get<double>(), 53.687091198, 1e-6);
+  EXPECT_NEAR(r["busbw_gbps"].get<double>(), 53.687091198, 1e-6);
+  // The text summary says the same, with its unit.
+  const RunResult text = run_tacos(
+      "synthesize --collective all-gather --topology ring:2 "
+      "--latency 0 --size 2GB");
+  EXPECT_NE(text.out.find("algbw / busbw    107.37 / 53.69 GB/s (1e9 B/s, as nccl-tests)"),
+            std::string::npos)
+      << text.out;
+  // Broadcast's bus factor is 1; Gather's (n-1)/n.
+  const RunResult bc = run_tacos("synthesize --collective broadcast" + common);
+  const auto b = nlohmann::json::parse(bc.out);
+  EXPECT_DOUBLE_EQ(b["busbw_gbps"].get<double>(), b["algbw_gbps"].get<double>());
+  const RunResult ga = run_tacos("synthesize --collective gather" + common);
+  const auto g = nlohmann::json::parse(ga.out);
+  EXPECT_NEAR(g["busbw_gbps"].get<double>(), g["algbw_gbps"].get<double>() / 2, 1e-9);
+}
+
+// --help states both units: inputs in 2^30 B/s, reports in 1e9 B/s.
+TEST(Cli, HelpStatesBothBandwidthUnits) {
+  const RunResult r = run_tacos("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("2^30 bytes per second"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10^9 bytes per second"), std::string::npos) << r.out;
+  for (const char* command : {"synthesize", "compare", "simulate", "bound"}) {
+    const RunResult help = run_tacos(std::string(command) + " --help");
+    EXPECT_NE(help.out.find("GB/s of 10^9 B/s, as nccl-tests"), std::string::npos) << command;
+    EXPECT_NE(help.out.find("GB/s (2^30 B/s)"), std::string::npos) << command;  // --bandwidth
+  }
+}
+
+// `tacos` alone prints the help (naming the subcommands) and exits 1, not CLI11's 106.
+TEST(Cli, NoSubcommandPrintsHelp) {
+  const RunResult r = run_tacos("");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("synthesize"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Subcommands"), std::string::npos) << r.err;
+}
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "tacos/simulation/simulator.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
+#include "test_printers.h"
 
 namespace tacos {
 namespace {
@@ -90,7 +91,8 @@ TEST_P(ReversalSymmetry, ReduceScatterTakesAsLongAsAllGather) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Symmetric, ReversalSymmetry,
-                         ::testing::Values("torus2d:4x4", "mesh2d:3x5"));
+                         ::testing::Values("torus2d:4x4", "mesh2d:3x5"),
+                         [](const auto& info) { return tacos_test::test_name(info.param); });
 
 struct AllReduceCase {
   std::string spec, bandwidth;
@@ -123,6 +125,9 @@ TEST(Collectives, PipelinedAllReduceNeverSlowerAndFasterSomewhere) {
 struct VerifyCase {
   std::string spec, bandwidth, npus;
 };
+void PrintTo(const VerifyCase& c, std::ostream* os) {
+  *os << c.spec << " --bandwidth " << c.bandwidth << (c.npus.empty() ? "" : " --npus " + c.npus);
+}
 
 class EveryCollective
     : public ::testing::TestWithParam<std::tuple<VerifyCase, CollectiveKind, LinkModel>> {};
@@ -153,7 +158,13 @@ INSTANTIATE_TEST_SUITE_P(
                           CollectiveKind::kAllReduce, CollectiveKind::kBroadcast,
                           CollectiveKind::kReduce, CollectiveKind::kGather,
                           CollectiveKind::kScatter, CollectiveKind::kAllToAll),
-        ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)));
+        ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)),
+    [](const auto& info) {
+      const VerifyCase& c = std::get<0>(info.param);
+      return tacos_test::test_name(
+          c.spec + "_bw" + c.bandwidth + (c.npus.empty() ? "" : "_npus" + c.npus) + "_" +
+          to_string(std::get<1>(info.param)) + "_" + to_string(std::get<2>(info.param)));
+    });
 
 TEST(Collectives, UnreachableDestinationIsNamed) {
   // 0 -> 1 -> 2 only: nothing reaches NPU 0.

@@ -8,6 +8,7 @@
 #include "tacos/topology/loader.h"
 #include "tacos/topology/switch_routes.h"
 #include "tacos/topology/topology.h"
+#include "test_printers.h"
 
 namespace tacos {
 namespace {
@@ -73,6 +74,7 @@ struct ClusterCase {
   int nodes;
   double nvswitch_gbps, nic_gbps;
 };
+void PrintTo(const ClusterCase& c, std::ostream* os) { *os << c.spec; }
 
 class DgxCluster : public ::testing::TestWithParam<ClusterCase> {};
 

@@ -24,6 +24,8 @@
 #include "tacos/synthesis/baselines.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
+#include "test_printers.h"
+#include "test_temp_dir.h"
 
 namespace tacos {
 namespace {
@@ -52,7 +54,7 @@ std::string sample(const std::string& name) {
                   "this checkout)"
 
 std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() / ("tacos_msccl_test_" + name)).string();
+  return (tacos_test::TestTempDir::path() / ("tacos_msccl_test_" + name)).string();
 }
 
 // Replaces the first occurrence of `from` (which must occur) with `to`.
@@ -152,8 +154,10 @@ TEST(MscclSamples, SizeComesFromTheCallerWhenTheFileHasNone) {
 
 // ---- structure of written files -------------------------------------------------------------
 
-// Checks a written file against the executor's rules; returns the number of steps.
-int check_structure(const std::string& text, int ngpus) {
+// Checks a written file against the executor's rules (msccl-executor-nccl's parser, built with
+// MSCCL_MAX_NUM_STEPS = max_steps); returns the number of steps.
+int check_structure(const std::string& text, int ngpus, int max_steps = 64,
+                    const char* proto = "Simple") {
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed = doc.load_string(text.c_str());
   EXPECT_TRUE(parsed) << parsed.description();
@@ -163,7 +167,14 @@ int check_structure(const std::string& text, int ngpus) {
        {"name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace", "outofplace",
         "minBytes", "maxBytes", "tacos_size_bytes", "tacos_chunk_bytes"})
     EXPECT_TRUE(algo.attribute(name)) << "root attribute " << name << " is missing";
-  EXPECT_STREQ(algo.attribute("proto").value(), "Simple");
+  EXPECT_STREQ(algo.attribute("proto").value(), proto);
+  // All-Reduce and Reduce serve in-place calls too (unless their dependencies would name too
+  // many thread blocks); every file serves out-of-place calls.
+  const std::string coll = algo.attribute("coll").value();
+  if (coll != "allreduce" && coll != "reduce") {
+    EXPECT_EQ(algo.attribute("inplace").as_int(), 0) << coll;
+  }
+  EXPECT_EQ(algo.attribute("outofplace").as_int(), 1) << coll;
   EXPECT_STREQ(algo.attribute("minBytes").value(), "0");
   EXPECT_STREQ(algo.attribute("maxBytes").value(), "0");
   EXPECT_EQ(algo.attribute("ngpus").as_int(), ngpus);
@@ -214,6 +225,7 @@ int check_structure(const std::string& text, int ngpus) {
         const int depid = step.attribute("depid").as_int();
         const int deps = step.attribute("deps").as_int();
         if (depid >= 0) {
+          EXPECT_LE(depid, 127) << "the executor keeps depid in an int8";
           EXPECT_NE(depid, static_cast<int>(t)) << "a dependency inside the thread block";
           EXPECT_LT(depid, static_cast<int>(tbs.size()));
           if (depid < static_cast<int>(tbs.size())) {
@@ -244,7 +256,7 @@ int check_structure(const std::string& text, int ngpus) {
           ++messages[{recv, id, chan}].second;
         ++s;
       }
-      EXPECT_LE(s, 256);
+      EXPECT_LE(s, max_steps) << "gpu " << id << " tb " << t;
       steps_total += s;
     }
   }
@@ -262,6 +274,9 @@ struct RoundTripCase {
   CollectiveKind kind;
   int chunks_per_npu;
 };
+void PrintTo(const RoundTripCase& c, std::ostream* os) {
+  *os << c.topology << " " << to_string(c.kind) << " K=" << c.chunks_per_npu;
+}
 
 class MscclRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
@@ -679,6 +694,189 @@ TEST(MscclReader, RefusesWhatTacosCannotExpress) {
             std::string::npos)
       << error;
   EXPECT_NE(error.find("cannot express"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace tacos
+
+namespace tacos {
+namespace {
+
+// Largest step count of any thread block and largest depid in a written file.
+std::pair<int, int> most_steps_and_depid(const std::string& text) {
+  pugi::xml_document doc;
+  doc.load_string(text.c_str());
+  int steps = 0, depid = -1;
+  for (const pugi::xml_node gpu : doc.child("algo").children("gpu"))
+    for (const pugi::xml_node tb : gpu.children("tb")) {
+      int s = 0;
+      for (const pugi::xml_node step : tb.children("step")) {
+        ++s;
+        depid = std::max(depid, step.attribute("depid").as_int());
+      }
+      steps = std::max(steps, s);
+    }
+  return {steps, depid};
+}
+
+// msccl-executor-nccl is built with 64 steps per thread block: torus2d:8x8 All-Gather K=8 (127
+// steps on main) and All-Reduce K=4 (132) are split over channels to fit, read back to the same
+// schedule and time; --msccl-max-steps 256 (the older runtime) keeps fewer channels.
+TEST(MscclWriter, FitsSixtyFourStepsPerThreadBlock) {
+  const Topology topology = make("torus2d:8x8");
+  for (const auto& [kind, k] :
+       {std::pair{CollectiveKind::kAllGather, 8}, std::pair{CollectiveKind::kAllReduce, 4}}) {
+    const Collective collective = Collective::make(kind, 64, Bytes{64} << 20, k);
+    SynthesisOptions options;
+    options.threads = 1;
+    const SynthesisResult synthesized = synthesize_tacos(topology, collective, options);
+    const std::string text = algorithm_to_msccl_xml(synthesized.algorithm, "t");
+    check_structure(text, 64);
+    EXPECT_LE(most_steps_and_depid(text).first, 64) << to_string(kind);
+    const std::string wide =
+        algorithm_to_msccl_xml(synthesized.algorithm, "t", MscclWriteOptions{256});
+    check_structure(wide, 64, 256);
+    EXPECT_GT(most_steps_and_depid(wide).first, 64) << to_string(kind) << ": the case needs it";
+    pugi::xml_document a, b;
+    a.load_string(text.c_str());
+    b.load_string(wide.c_str());
+    EXPECT_GT(a.child("algo").attribute("nchannels").as_int(),
+              b.child("algo").attribute("nchannels").as_int());
+    const Algorithm read =
+        algorithm_from_msccl_xml(text, "t.xml", topology, LinkModel::kTacos, std::nullopt);
+    const VerifyResult verdict = verify_algorithm(read, topology, LinkModel::kTacos);
+    EXPECT_TRUE(verdict.ok) << verdict.error;
+    EXPECT_EQ(read.transfers().size(), synthesized.algorithm.transfers().size());
+    EXPECT_EQ(read.collective_time, synthesized.collective_time);
+  }
+  EXPECT_THROW(
+      algorithm_to_msccl_xml(
+          synthesize_tacos(topology, Collective::make(CollectiveKind::kAllGather, 64, 1 << 20, 1),
+                           SynthesisOptions{})
+              .algorithm,
+          "t", MscclWriteOptions{1}),
+      Error);
+}
+
+// The protocol is written as given; the reader reads every protocol.
+TEST(MscclWriter, WritesTheProtocol) {
+  const Topology topology = make("ring:4");
+  const SynthesisResult s = synthesize_tacos(
+      topology, Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1), SynthesisOptions{});
+  for (MscclProtocol p : {MscclProtocol::kSimple, MscclProtocol::kLL, MscclProtocol::kLL128}) {
+    const std::string text = algorithm_to_msccl_xml(s.algorithm, "p", MscclWriteOptions{64, p});
+    check_structure(text, 4, 64, to_string(p).c_str());
+    EXPECT_NO_THROW(
+        algorithm_from_msccl_xml(text, "p.xml", topology, LinkModel::kTacos, std::nullopt));
+  }
+  EXPECT_EQ(parse_msccl_protocol("LL128"), MscclProtocol::kLL128);
+  EXPECT_THROW(parse_msccl_protocol("LL64"), Error);
+}
+
+// Dependencies name thread blocks through an int8: All-Reduce on 72 fully connected GPUs needs
+// 142 thread blocks per GPU and main named ids up to 141 (the issue's dgx-a100:9 case, whose
+// GPUs reach all 71 peers through the switches). Thread blocks that a dependency names now come
+// first; written for both calls all 142 are named (the in-place call's write-after-read waits
+// name the senders), so the file is written for out-of-place calls only, where 71 are named.
+// Beyond 108 peers a GPU needs more thread blocks than the executor runs: a one-line error.
+TEST(MscclWriter, DependenciesNameThreadBlocksBelow128) {
+  const Topology topology = make("fc:72");
+  SynthesisOptions options;
+  options.threads = 1;
+  const SynthesisResult s = synthesize_tacos(
+      topology, Collective::make(CollectiveKind::kAllReduce, 72, Bytes{64} << 20, 1), options);
+  const std::string text = algorithm_to_msccl_xml(s.algorithm, "fc72");
+  check_structure(text, 72);
+  EXPECT_NE(text.find(R"(inplace="0" outofplace="1")"), std::string::npos);
+  EXPECT_LE(most_steps_and_depid(text).second, 127);
+  const Algorithm read =
+      algorithm_from_msccl_xml(text, "dgx.xml", topology, LinkModel::kTacos, std::nullopt);
+  const VerifyResult verdict = verify_algorithm(read, topology, LinkModel::kTacos);
+  EXPECT_TRUE(verdict.ok) << verdict.error;
+  EXPECT_EQ(read.collective_time, s.collective_time);
+
+  const Topology wide = make("fc:130");
+  const SynthesisResult w = synthesize_tacos(
+      wide, Collective::make(CollectiveKind::kAllReduce, 130, Bytes{130} << 16, 1), options);
+  try {
+    algorithm_to_msccl_xml(w.algorithm, "fc130");
+    FAIL() << "expected the int8 limit";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("NPU 0 needs 258 thread blocks, more than the 216"), std::string::npos)
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  }
+}
+
+// A 2-GPU All-Reduce that is right out of place but wrong in place: each GPU stages the peer's
+// contribution, copies it to o[own] and then adds i[own]; in place o[own] is i[own], so the copy
+// destroys the GPU's own contribution first. Marked for out-of-place calls only it reads and
+// verifies; marked for both, the reader runs the in-place call too and refuses it.
+std::string staged_all_reduce(const char* flags) {
+  std::string text =
+      std::string(
+          R"(<algo name="staged" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" )") +
+      flags + R"( minBytes="0" maxBytes="0">
+)";
+  for (int g = 0; g < 2; ++g) {
+    const int peer = 1 - g;
+    auto step = [](int s, const char* type, const char* src, int srcoff, const char* dst,
+                   int dstoff, int depid, int deps, int hasdep) {
+      return "      <step s=\"" + std::to_string(s) + "\" type=\"" + type + "\" srcbuf=\"" + src +
+             "\" srcoff=\"" + std::to_string(srcoff) + "\" dstbuf=\"" + dst + "\" dstoff=\"" +
+             std::to_string(dstoff) + "\" cnt=\"1\" depid=\"" + std::to_string(depid) +
+             "\" deps=\"" + std::to_string(deps) + "\" hasdep=\"" + std::to_string(hasdep) +
+             "\"/>\n";
+    };
+    text +=
+        "  <gpu id=\"" + std::to_string(g) + "\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"1\">\n";
+    text += "    <tb id=\"0\" send=\"" + std::to_string(peer) + "\" recv=\"-1\" chan=\"0\">\n";
+    text += step(0, "s", "i", peer, "s", 0, -1, -1, 0);
+    text += step(1, "s", "o", g, "o", g, 2, 1, 0);
+    text += "    </tb>\n    <tb id=\"1\" send=\"-1\" recv=\"" + std::to_string(peer) +
+            "\" chan=\"0\">\n";
+    text += step(0, "r", "i", 0, "s", 0, -1, -1, 1);
+    text += step(1, "r", "i", 0, "o", peer, -1, -1, 0);
+    text += "    </tb>\n    <tb id=\"2\" send=\"-1\" recv=\"-1\" chan=\"0\">\n";
+    text += step(0, "cpy", "s", 0, "o", g, 1, 0, 0);
+    text += step(1, "re", "i", g, "o", g, -1, -1, 1);
+    text += "    </tb>\n  </gpu>\n";
+  }
+  return text + "</algo>\n";
+}
+
+TEST(MscclReader, BothCallsMeansTheInPlaceCallIsCheckedToo) {
+  const Topology topology = make("ring:2");
+  const Algorithm out_of_place =
+      algorithm_from_msccl_xml(staged_all_reduce(R"(inplace="0" outofplace="1")"), "staged.xml",
+                               topology, LinkModel::kTacos, Bytes{2} << 20);
+  const VerifyResult verdict = verify_algorithm(out_of_place, topology, LinkModel::kTacos);
+  EXPECT_TRUE(verdict.ok) << verdict.error;
+  try {
+    algorithm_from_msccl_xml(staged_all_reduce(R"(inplace="1" outofplace="1")"), "staged.xml",
+                             topology, LinkModel::kTacos, Bytes{2} << 20);
+    FAIL() << "the in-place call double-counts and must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("staged.xml: as an in-place call"), std::string::npos)
+        << e.what();
+  }
+}
+
+// tacos's All-Reduce and Reduce files are written for both calls and pass the in-place check
+// (the round trips above read them); a write-after-read dependency protects each input.
+TEST(MscclWriter, AllReduceServesInPlaceAndOutOfPlaceCalls) {
+  const Topology topology = make("torus2d:4x4");
+  const SynthesisResult s = synthesize_tacos(
+      topology, Collective::make(CollectiveKind::kAllReduce, 16, Bytes{4} << 20, 2),
+      SynthesisOptions{});
+  const std::string text = algorithm_to_msccl_xml(s.algorithm, "ar");
+  EXPECT_NE(text.find(R"(inplace="1" outofplace="1")"), std::string::npos);
+  EXPECT_NE(text.find(R"(o_chunks="32")"), std::string::npos);  // results go to the output
+  const Algorithm read =
+      algorithm_from_msccl_xml(text, "ar.xml", topology, LinkModel::kTacos, std::nullopt);
+  EXPECT_TRUE(verify_algorithm(read, topology, LinkModel::kTacos).ok);
+  EXPECT_EQ(read.collective_time, s.collective_time);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -22,6 +23,7 @@
 #include "tacos/io/algorithm_json.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
+#include "test_temp_dir.h"
 
 namespace tacos {
 namespace {
@@ -235,6 +237,114 @@ TEST(SvgAlgorithm, NoTimeExpandedNetworkAbove16Npus) {
   EXPECT_GT(count(small, "<line class=\"arrow\""), 0);
 }
 
+// Colours follow the origin NPU without repeating: 64 NPUs get 64 colours, no two closer than
+// 26 in RGB (main cycled 10 colours, so NPU 10 looked like NPU 0).
+TEST(SvgAlgorithm, ColoursDoNotRepeatOver64Npus) {
+  const Topology ring = gen("ring:64");
+  Algorithm a(Collective::make(CollectiveKind::kAllGather, 64, 64 * 1024, 1));
+  for (int npu = 0; npu < 64; ++npu) a.add_transfer(npu, (npu + 1) % 64, 0, 1'000'000, npu);
+  const std::string svg = algorithm_svg(a, ring);
+  EXPECT_EQ(xml_problem(svg), "");
+  std::vector<std::array<int, 3>> colours;
+  const std::string key = "<rect class=\"transfer\"";
+  for (std::size_t at = svg.find(key); at != std::string::npos; at = svg.find(key, at + 1)) {
+    const std::size_t fill = svg.find("fill=\"#", at) + 7;
+    std::array<int, 3> rgb{};
+    for (int k = 0; k < 3; ++k) rgb[k] = std::stoi(svg.substr(fill + 2 * k, 2), nullptr, 16);
+    colours.push_back(rgb);
+  }
+  ASSERT_EQ(colours.size(), 64u);
+  double closest = 1e9;
+  for (std::size_t i = 0; i < colours.size(); ++i)
+    for (std::size_t j = i + 1; j < colours.size(); ++j) {
+      double d2 = 0;
+      for (int k = 0; k < 3; ++k) d2 += std::pow(colours[i][k] - colours[j][k], 2);
+      closest = std::min(closest, std::sqrt(d2));
+    }
+  EXPECT_GE(closest, 26.0);
+  EXPECT_NE(svg.find("NPUs 0-15 shown"), std::string::npos);
+}
+
+// Rows of the time-expanded network follow the links: on ring:16 every arrow spans at most two
+// rows (in NPU order the wrap-around link 15 -> 0 crossed all 16).
+TEST(SvgAlgorithm, TimeExpandedNetworkKeepsArrowsShortAt16Npus) {
+  const Topology ring = gen("ring:16");
+  const std::string svg = algorithm_svg(synthesized(ring, CollectiveKind::kAllGather), ring);
+  EXPECT_EQ(xml_problem(svg), "");
+  const std::regex arrow(
+      R"re(<line class="arrow" x1="[0-9.]+" y1="([0-9.]+)" x2="[0-9.]+" y2="([0-9.]+)")re");
+  int arrows = 0;
+  double longest = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), arrow); it != std::sregex_iterator();
+       ++it) {
+    ++arrows;
+    longest = std::max(longest, std::fabs(std::stod((*it)[1]) - std::stod((*it)[2])));
+  }
+  EXPECT_EQ(arrows, 16 * 15);
+  EXPECT_LE(longest, 2 * 28.0 + 1e-6);  // two rows of 28 px
+
+  // torus2d:4x4 All-Reduce: in NPU order arrows average 3.68 rows and reach 12 (0 <-> 12); the
+  // order keeps the average and shortens the longest to 9.
+  const Topology torus = gen("torus2d:4x4");
+  const std::string t = algorithm_svg(synthesized(torus, CollectiveKind::kAllReduce), torus);
+  double sum = 0, most = 0;
+  int n = 0;
+  for (auto it = std::sregex_iterator(t.begin(), t.end(), arrow); it != std::sregex_iterator();
+       ++it, ++n) {
+    const double rows = std::fabs(std::stod((*it)[1]) - std::stod((*it)[2])) / 28.0;
+    sum += rows;
+    most = std::max(most, rows);
+  }
+  ASSERT_EQ(n, 480);
+  EXPECT_LE(sum / n, 3.68);
+  EXPECT_LE(most, 9.0 + 1e-9);
+}
+
+// Reduce transfers are hatched bars and dashed arrows, copies plain; the legend says so.
+TEST(SvgAlgorithm, ReduceTransfersLookDifferentFromCopies) {
+  const Topology ring = gen("ring:4");
+  const Algorithm ar = synthesized(ring, CollectiveKind::kAllReduce);
+  int reduces = 0;
+  for (const Transfer& t : ar.transfers()) reduces += t.reduce ? 1 : 0;
+  ASSERT_GT(reduces, 0);
+  ASSERT_LT(reduces, static_cast<int>(ar.transfers().size()));
+  const std::string svg = algorithm_svg(ar, ring);
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(count(svg, "<rect class=\"reduce-mark\""), reduces);
+  EXPECT_EQ(count(svg, "stroke-dasharray=\"4 2\" marker-end"), reduces);
+  EXPECT_NE(svg.find("class=\"legend-reduce\""), std::string::npos);
+  EXPECT_NE(svg.find("reduce (hatched bar, dashed arrow"), std::string::npos);
+}
+
+// The compare chart: an x axis with ticks and a label, and the lower bound as a dashed mark.
+TEST(SvgBarChart, AxisTicksAndLowerBoundMark) {
+  const std::string svg = bar_chart_svg("t", {{"tacos", 681.0625}, {"ring", 2523.9375}}, "us",
+                                        "collective time", BarChartMark{"lower bound", 615.234375});
+  EXPECT_EQ(xml_problem(svg), "") << svg;
+  // Ticks every 500 us from 0 to 2500 over 460 px for 2523.9375 us.
+  EXPECT_EQ(count(svg, "class=\"tick-label\""), 6);
+  EXPECT_NE(svg.find(">2500</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">collective time (us)</text>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<line class=\"mark\""), 1);
+  EXPECT_NE(svg.find(">lower bound 615.23 us</text>"), std::string::npos);
+  // The mark sits at 615.234375 / 2523.9375 of the 460 px from the labels' edge (80 px).
+  char x[32];
+  std::snprintf(x, sizeof(x), "x1=\"%.2f\"", 80 + 460 * 615.234375 / 2523.9375);
+  EXPECT_NE(svg.find(std::string("<line class=\"mark\" ") + x), std::string::npos) << x;
+}
+
+// The colour legend stays on the page: 16 entries after the longest legend text (reductions).
+TEST(SvgAlgorithm, LegendFitsThePage) {
+  for (const char* spec : {"torus2d:4x4", "ring:20"}) {
+    const Topology t = gen(spec);
+    const std::string svg = algorithm_svg(synthesized(t, CollectiveKind::kAllReduce), t);
+    const std::regex label(R"re(<text x="([0-9.]+)" y="67">15</text>)re");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(svg, m, label)) << spec;
+    EXPECT_LE(std::stod(m[1]) + 14, 1090.0) << spec;  // the page is 1090 px wide
+  }
+}
+
 TEST(SvgAlgorithm, EmptyAlgorithm) {
   const Algorithm a(Collective::make(CollectiveKind::kAllGather, 4, 4096, 1));
   const std::string svg = algorithm_svg(a, gen("ring:4"));
@@ -332,7 +442,7 @@ std::string read_text(const fs::path& path) {
 
 fs::path scratch(const std::string& name) {
   const fs::path dir =
-      fs::path(::testing::TempDir()) / ("tacos_svg_" + name + "_" + std::to_string(getpid()));
+      tacos_test::TestTempDir::path() / ("tacos_svg_" + name + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -17,6 +17,7 @@
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
 #include "tacos/topology/switch_routes.h"
+#include "test_printers.h"
 
 namespace tacos {
 namespace {
@@ -174,6 +175,10 @@ struct QualityCase {
   LinkModel model;
   double at_most;  // x the lower bound, 64 MiB, 8 trials
 };
+void PrintTo(const QualityCase& c, std::ostream* os) {
+  *os << c.spec << " " << to_string(c.kind) << " K=" << c.k << " " << to_string(c.model)
+      << " at most " << c.at_most << " x bound";
+}
 
 class SwitchFabricQuality : public ::testing::TestWithParam<QualityCase> {};
 

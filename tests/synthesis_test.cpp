@@ -12,6 +12,7 @@
 #include "tacos/simulation/simulator.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
+#include "test_printers.h"
 
 namespace tacos {
 namespace {
@@ -37,6 +38,10 @@ struct ReferenceCase {
   int k;
   double reference_us;  // astra-sim/tacos, best of 20 seeds
 };
+void PrintTo(const ReferenceCase& c, std::ostream* os) {
+  *os << c.spec << " --bandwidth " << c.bandwidth << " --latency " << c.latency << " --size "
+      << c.size << " K=" << c.k << " (reference " << c.reference_us << " us)";
+}
 
 class ReferenceQuality : public ::testing::TestWithParam<ReferenceCase> {};
 
@@ -57,7 +62,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ReferenceCase{"torus3d:3x3x3", "50", "0.5us", "1GiB", 1, 3706.20},
                       ReferenceCase{"mesh2d:5x5", "50,75", "0.5us", "1GiB", 1, 8005.0},
                       ReferenceCase{"mesh2d:8x5", "80,35", "1us", "1GiB", 2, 8595.43},
-                      ReferenceCase{"torus2d:16x16", "50", "0.5us", "64MiB", 1, 355.27}));
+                      ReferenceCase{"torus2d:16x16", "50", "0.5us", "64MiB", 1, 355.27}),
+    [](const auto& info) {
+      return tacos_test::test_name(info.param.spec + "_bw" + info.param.bandwidth + "_K" +
+                                   std::to_string(info.param.k));
+    });
 
 Time step_time(Bytes chunk, double gbps, Time latency) {
   return latency + serialization_time(chunk, gbps);
@@ -175,6 +184,12 @@ TEST(TacosSynthesis, TrialsKeepTheFastestSeed) {
 class SynthesisProperties
     : public ::testing::TestWithParam<std::tuple<std::string, std::string, LinkModel>> {};
 
+std::string synthesis_properties_name(
+    const ::testing::TestParamInfo<SynthesisProperties::ParamType>& info) {
+  const auto& [spec, bandwidth, model] = info.param;
+  return tacos_test::test_name(spec + "_bw" + bandwidth + "_" + to_string(model));
+}
+
 // On every topology kind and both link models: verified, and the simulator replays the
 // schedule to exactly the synthesized time.
 TEST_P(SynthesisProperties, VerifiedAndSimulatedExactly) {
@@ -194,13 +209,15 @@ INSTANTIATE_TEST_SUITE_P(
                                          "torus2d:4x4", "mesh3d:2x3x2", "torus3d:3x3x3",
                                          "hypercube:16", "ring:4,fc:2,switch:3"),
                        ::testing::Values("50"),
-                       ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)));
+                       ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)),
+    synthesis_properties_name);
 
 INSTANTIATE_TEST_SUITE_P(Heterogeneous, SynthesisProperties,
                          ::testing::Combine(::testing::Values("mesh2d:5x5", "torus2d:6x4"),
                                             ::testing::Values("50,20", "100,35"),
                                             ::testing::Values(LinkModel::kTacos,
-                                                              LinkModel::kAstra)));
+                                                              LinkModel::kAstra)),
+                         synthesis_properties_name);
 
 TEST(TacosSynthesis, LargerTorusPostconditionsAndNoLinkOverlap) {
   const Topology topology = make("torus2d:16x16", "50,25", "0.5us,1us");

@@ -12,6 +12,7 @@
 #include "tacos/topology/describe.h"
 #include "tacos/topology/loader.h"
 #include "tacos/topology/switch_routes.h"
+#include "test_temp_dir.h"
 
 namespace tacos {
 namespace {
@@ -22,7 +23,7 @@ const std::string kExamples = TACOS_SOURCE_DIR "/examples/";
 
 // Writes `text` to a fresh file in GoogleTest's temporary directory and returns its path.
 std::string write_temp(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tacos_topology_yaml";
+  const fs::path dir = tacos_test::TestTempDir::path() / "tacos_topology_yaml";
   fs::create_directories(dir);
   const fs::path path = dir / name;
   std::ofstream(path) << text;
@@ -115,7 +116,7 @@ TEST(TopologyYaml, EveryExampleLoads) {
 // The examples and these tests must work without ../shared/data (it is not shipped): copy the
 // examples somewhere else, load them there, and make sure none refers to the shared folder.
 TEST(TopologyYaml, SharedDataIsNotNeeded) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "tacos_examples_copy";
+  const fs::path dir = tacos_test::TestTempDir::path() / "tacos_examples_copy";
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const auto& entry : fs::directory_iterator(kExamples)) {
@@ -187,7 +188,7 @@ TEST(TopologyYaml, FileErrors) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), missing + ": cannot open");
   }
-  EXPECT_THROW(read_topology_yaml(::testing::TempDir()), Error);  // a directory
+  EXPECT_THROW(read_topology_yaml(tacos_test::TestTempDir::path().string()), Error);  // a directory
 }
 
 TEST(TopologyYaml, SyntaxAndShapeErrors) {

@@ -314,7 +314,8 @@ def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
     """Runs TACOS and the baselines through the same simulator, like ``tacos compare --json``.
 
     Returns a pandas DataFrame with one row per algorithm (the ``results`` rows: algorithm,
-    chunks_per_npu, collective_time_us, algbw_gbps, lower_bound_us, bound_ratio, verified,
+    chunks_per_npu, collective_time_us, algbw_gbps, busbw_gbps (GB/s of 10^9 B/s, as
+    nccl-tests), lower_bound_us, bound_ratio, verified,
     synthesis_seconds, skipped_reason); ``df.attrs`` holds the rest of the object (topology,
     collective, size_bytes, link_model). Arguments as for :func:`synthesize`.
     """
@@ -333,7 +334,8 @@ def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
 def bound(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1, root=None,
           npus=None, link_model="tacos"):
     """Lower bounds on the collective's time, like ``tacos bound --json`` (a dict: lower_bound_us,
-    latency_bound_us, bandwidth_bound_us, algbw_at_bound_gbps, method, ...)."""
+    latency_bound_us, bandwidth_bound_us, algbw_at_bound_gbps, busbw_at_bound_gbps (GB/s of
+    10^9 B/s, as nccl-tests), method, ...)."""
     t = _topology(topology)
     return _tacos.bound(t._native, collective, _size_text(size), _chunks_text(chunks_per_npu),
                         None if root is None else int(root), _npus_text(npus), link_model)

@@ -65,6 +65,7 @@ REPORT_COLUMNS = [
     "trials",
     "collective_time_us",
     "algbw_gbps",
+    "busbw_gbps",
     "lower_bound_us",
     "bound_ratio",
     "transfers",

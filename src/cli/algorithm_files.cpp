@@ -1,7 +1,9 @@
 #include "algorithm_files.h"
 
 #include <charconv>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "tacos/common/error.h"
@@ -19,8 +21,10 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 }
 
 // A whole-number attribute of an MSCCL file's <algo> element, read before the topology exists,
-// by plain scanning (a regex over a huge root tag overflowed the stack); -1 when absent.
-long long msccl_root_number(const std::string& path, const std::string& name) {
+// by plain scanning (a regex over a huge root tag overflowed the stack); -1 when absent. Counts
+// (ngpus, nchunksperloop) are at most 2^24; byte sizes may be larger (`max`).
+long long msccl_root_number(const std::string& path, const std::string& name,
+                            long long max = 1LL << 24) {
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open");
   std::stringstream text;
@@ -46,9 +50,9 @@ long long msccl_root_number(const std::string& path, const std::string& name) {
     long long number = 0;
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
     if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || number < 0 ||
-        number > (1LL << 24))
+        number > max)
       throw Error(path + ": <algo " + name + "=\"" + value.substr(0, 40) +
-                  "\">: expected a whole number up to " + std::to_string(1 << 24));
+                  "\">: expected a whole number up to " + std::to_string(max));
     return number;
   }
   return -1;
@@ -107,7 +111,9 @@ LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptio
           pick_topology(topology, topology_given, msccl_ngpus(path), loaded.topology_spec));
       // Correctness does not depend on the size: without one (other tools' files, no --size)
       // a nominal size of 1 MiB per MSCCL chunk is used where the caller only checks.
-      if (!size && nominal_size_if_missing && msccl_root_number(path, "tacos_size_bytes") < 0) {
+      if (!size && nominal_size_if_missing &&
+          msccl_root_number(path, "tacos_size_bytes",
+                            std::numeric_limits<std::int64_t>::max() / 4) < 0) {
         const long long chunks = msccl_root_number(path, "nchunksperloop");
         if (chunks > 0) {
           size = (Bytes{1} << 20) * loaded.network.npus() * chunks;
@@ -116,6 +122,8 @@ LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptio
       }
       // MSCCL names GPU-to-GPU messages; through switches they are read (and ordered) over
       // the NPU view of the switch routes, then timed on the switches like any algorithm.
+      loaded.both_calls = msccl_root_number(path, "inplace", 1) == 1 &&
+                          msccl_root_number(path, "outofplace", 1) == 1;
       loaded.algorithm = read_msccl_xml(
           path, loaded.network.switches() > 0 ? switch_route_view(loaded.network) : loaded.network,
           model, size);

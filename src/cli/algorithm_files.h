@@ -21,6 +21,7 @@ struct LoadedAlgorithm {
   std::optional<Algorithm> algorithm;  // absent for Chakra sets without chunk identity
   std::optional<EtTrace> trace;        // Chakra only
   bool nominal_size = false;           // sized 1 MiB per MSCCL chunk: times are not the real ones
+  bool both_calls = false;  // MSCCL file for in-place and out-of-place calls: both were executed
 };
 
 // `topology` may be empty (no --topology): a fully connected topology of the file's NPU count is

@@ -18,7 +18,7 @@ namespace tacos::cli {
 
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
                              const std::string& topology_spec, const std::string& out_dir,
-                             const std::string& formats) {
+                             const std::string& formats, const MscclWriteOptions& msccl) {
   namespace fs = std::filesystem;
   const fs::path target = fs::path(out_dir).lexically_normal();
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -49,7 +49,7 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
       } else if (format == "msccl") {
         fs::create_directories(staging / "msccl");
         const std::string name = "tacos_" + to_string(algorithm.collective().kind());
-        write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name);
+        write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name, msccl);
         produced.push_back("msccl");
       } else {
         throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
@@ -70,6 +70,15 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
     fs::remove_all(staging, ignored);
     throw Error("--out " + out_dir + ": cannot write (" + e.code().message() + ": " +
                 e.path1().string() + ")");
+  } catch (const Error& e) {
+    // Errors name the file being written; say where it was going, not the staging folder.
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    std::string what = e.what();
+    const std::string from = staging.string();
+    for (auto at = what.find(from); at != std::string::npos; at = what.find(from, at))
+      what.replace(at, from.size(), target.string());
+    throw Error(what);
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(staging, ignored);

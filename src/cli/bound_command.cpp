@@ -5,6 +5,7 @@
 
 #include "bound_job.h"
 #include "commands.h"
+#include "report.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
@@ -37,7 +38,10 @@ struct BoundCommand {
     std::printf("  latency bound      %.6f us\n", bound.latency_bound_us);
     std::printf("  bandwidth bound    %.6f us%s\n", bound.bandwidth_bound_us,
                 bound.bandwidth_bound_exact ? "" : " (approximate: may lie below the exact cut)");
-    std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound)\n", o.algbw_at_bound_gbps);
+    std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound; 1e9 B/s)\n",
+                o.algbw_at_bound_gbps);
+    std::printf("  busbw at bound     %.3f GB/s (algbw x %.4g, as nccl-tests)\n",
+                o.busbw_at_bound_gbps, bus_factor(coll.kind(), coll.num_members()));
     std::printf("  method             %s\n", bound.method.c_str());
   }
 };
@@ -64,7 +68,9 @@ void add_bound_command(CLI::App& app) {
                   "Run the collective among these NPUs only, e.g. 0-7,16-23; every device may "
                   "still relay. Default: all NPUs");
   cmd->job.flags.add_to(*sub);
-  sub->add_flag("--json", cmd->json, "Print one JSON object on stdout instead of the summary");
+  sub->add_flag("--json", cmd->json,
+                "Print one JSON object on stdout instead of the summary (algbw_at_bound_gbps, "
+                "busbw_at_bound_gbps: GB/s of 10^9 B/s, as nccl-tests)");
   sub->callback([cmd] { cmd->run(); });
 }
 

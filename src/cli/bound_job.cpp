@@ -1,5 +1,6 @@
 #include "bound_job.h"
 
+#include "report.h"
 #include "tacos/collective/npu_list.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -24,8 +25,9 @@ BoundOutcome run_bound(const BoundJob& job, const Topology& full) {
   o.bound = compute_lower_bound(full, o.collective);
   o.algbw_at_bound_gbps =
       o.bound.bandwidth_bound_us > 0
-          ? static_cast<double>(bytes) / kBytesPerGB / (o.bound.bandwidth_bound_us * 1e-6)
+          ? static_cast<double>(bytes) / kNcclBytesPerGB / (o.bound.bandwidth_bound_us * 1e-6)
           : 0.0;
+  o.busbw_at_bound_gbps = o.algbw_at_bound_gbps * bus_factor(kind, o.collective.num_members());
   nlohmann::ordered_json& out = o.json;
   out["topology"] = full.name();
   out["npus"] = full.npus();
@@ -41,6 +43,9 @@ BoundOutcome run_bound(const BoundJob& job, const Topology& full) {
   out["bandwidth_bound_us"] = o.bound.bandwidth_bound_us;
   out["algbw_at_bound_gbps"] = o.algbw_at_bound_gbps > 0
                                    ? nlohmann::ordered_json(o.algbw_at_bound_gbps)
+                                   : nlohmann::ordered_json();
+  out["busbw_at_bound_gbps"] = o.algbw_at_bound_gbps > 0
+                                   ? nlohmann::ordered_json(o.busbw_at_bound_gbps)
                                    : nlohmann::ordered_json();
   out["method"] = o.bound.method;
   out["bandwidth_bound_method"] = o.bound.method;

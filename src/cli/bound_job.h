@@ -21,7 +21,9 @@ struct BoundJob {
 struct BoundOutcome {
   Collective collective;
   LowerBound bound;
-  double algbw_at_bound_gbps = 0;  // size / bandwidth bound; 0 when that bound is 0
+  // nccl-tests' units (report.h): GB/s of 1e9 B/s; 0 when the bandwidth bound is 0.
+  double algbw_at_bound_gbps = 0;  // size / bandwidth bound
+  double busbw_at_bound_gbps = 0;  // algbw x the collective's bus factor
   nlohmann::ordered_json json;     // what `tacos bound --json` prints
 };
 

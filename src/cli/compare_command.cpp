@@ -33,11 +33,12 @@ struct CompareCommand {
                   full.name().c_str(), plan.network.npus(), format_bytes(coll.size()).c_str(),
                   to_string(plan.options.link_model).c_str());
     if (!json && bound)
-      std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n\n",
+      std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n",
                   bound->lower_bound_us, bound->latency_bound_us, bound->bandwidth_bound_us);
+    if (!json) std::printf("algbw and busbw in GB/s of 1e9 B/s, as nccl-tests reports them\n\n");
     if (!json)
-      std::printf("%-13s %5s %14s %12s %11s %13s  %s\n", "algorithm", "K", "time (us)",
-                  "algbw (GB/s)", "vs bound", "synthesis (s)", "verified");
+      std::printf("%-13s %5s %14s %8s %8s %9s %13s  %s\n", "algorithm", "K", "time (us)", "algbw",
+                  "busbw", "vs bound", "synthesis (s)", "verified");
     for (const std::string& name : plan.names) {
       const CompareRow row = compare_row(job, plan, name);
       const AlgorithmRun& run = row.run;
@@ -46,25 +47,28 @@ struct CompareCommand {
       if (run.skipped_reason) {
         bars.emplace_back(name, std::nan(""));
         if (!json)
-          std::printf("%-13s %5s %14s %12s %11s %13s  skipped: %s\n", name.c_str(), "-", "-", "-",
-                      "-", "-", run.skipped_reason->c_str());
+          std::printf("%-13s %5s %14s %8s %8s %9s %13s  skipped: %s\n", name.c_str(), "-", "-", "-",
+                      "-", "-", "-", run.skipped_reason->c_str());
         continue;
       }
       bars.emplace_back(name, to_micros(run.result.collective_time));
       if (!json)
-        std::printf("%-13s %5d %14s %12.2f %11s %13.3f  %s\n", name.c_str(),
-                    run.result.algorithm.collective().chunks_per_npu(),
-                    format_micros(run.result.collective_time).c_str(), report.algbw_gbps,
-                    report.bound_ratio
-                        ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
-                        : "-",
-                    run.result.seconds, run.verified && *run.verified ? "yes" : "no");
+        std::printf(
+            "%-13s %5d %14s %8.2f %8.2f %9s %13.3f  %s\n", name.c_str(),
+            run.result.algorithm.collective().chunks_per_npu(),
+            format_micros(run.result.collective_time).c_str(), report.algbw_gbps, report.busbw_gbps,
+            report.bound_ratio ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
+                               : "-",
+            run.result.seconds, run.verified && *run.verified ? "yes" : "no");
     }
     if (!plot.empty())
-      write_file_atomically(plot,
-                            bar_chart_svg(to_string(coll.kind()) + " on " + full.name() + ", " +
-                                              format_bytes(coll.size()) + ": collective time",
-                                          bars, "us"));
+      write_file_atomically(
+          plot, bar_chart_svg(to_string(coll.kind()) + " on " + full.name() + ", " +
+                                  format_bytes(coll.size()) + ": collective time",
+                              bars, "us", "collective time",
+                              bound ? std::optional<BarChartMark>(
+                                          BarChartMark{"lower bound", bound->lower_bound_us})
+                                    : std::nullopt));
     if (json) {
       std::cout << compare_json(full, plan, results).dump(2) << std::endl;
     } else if (!plot.empty()) {
@@ -84,7 +88,9 @@ void add_compare_command(CLI::App& app) {
   cmd->job.flags.add_to(*sub);
   sub->add_option("--algorithms", cmd->job.algorithms, "Comma list of algorithms to compare")
       ->capture_default_str();
-  sub->add_flag("--json", cmd->json, "Print one JSON object {\"results\": [...]}");
+  sub->add_flag("--json", cmd->json,
+                "Print one JSON object {\"results\": [...]} (algbw_gbps, busbw_gbps: GB/s of "
+                "10^9 B/s, as nccl-tests)");
   sub->add_option("--plot", cmd->job.plot, "Also draw the comparison as a bar chart (FILE.svg)");
   sub->callback([cmd] { cmd->run(); });
 }

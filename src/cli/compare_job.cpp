@@ -40,6 +40,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
     json["chunks_per_npu"] = nullptr;
     json["collective_time_us"] = nullptr;
     json["algbw_gbps"] = nullptr;
+    json["busbw_gbps"] = nullptr;
     json["lower_bound_us"] =
         plan.bound ? nlohmann::ordered_json(plan.bound->lower_bound_us) : nullptr;
     json["bound_ratio"] = nullptr;
@@ -55,6 +56,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   json["chunks_per_npu"] = run.result.algorithm.collective().chunks_per_npu();
   json["collective_time_us"] = to_micros(run.result.collective_time);
   json["algbw_gbps"] = row.report.algbw_gbps;
+  json["busbw_gbps"] = row.report.busbw_gbps;
   json["lower_bound_us"] = json_or_null(row.report.lower_bound_us);
   json["bound_ratio"] = json_or_null(row.report.bound_ratio);
   json["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;

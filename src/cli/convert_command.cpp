@@ -6,6 +6,7 @@
 #include "algorithm_files.h"
 #include "commands.h"
 #include "common_options.h"
+#include "msccl_options.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
@@ -21,8 +22,13 @@ struct ConvertCommand {
   bool topology_given = false;
   std::string link_model = "tacos";
   std::string size;
+  MscclOptions msccl;
 
   void run() const {
+    const AlgorithmFormat target = detect_format(out);
+    const MscclWriteOptions msccl_options = msccl.get();
+    if (const std::string flag = msccl.given(); !flag.empty() && target != AlgorithmFormat::kMsccl)
+      throw Error(flag + " needs an .xml OUT (it shapes the MSCCL file only)");
     const LinkModel model = parse_link_model(link_model);
     const std::optional<Bytes> bytes =
         size.empty() ? std::nullopt : std::optional(parse_size(size));
@@ -31,13 +37,13 @@ struct ConvertCommand {
       throw Error("convert: " + in +
                   ": chunk identity is unknown (not written by tacos), so it cannot be turned "
                   "into another format");
-    const AlgorithmFormat target = detect_format(out);
     switch (target) {
       case AlgorithmFormat::kJson:
         write_algorithm_json(*loaded.algorithm, out);
         break;
       case AlgorithmFormat::kMsccl:
-        write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string());
+        write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string(),
+                        msccl_options);
         break;
       case AlgorithmFormat::kChakra:
         write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);
@@ -66,6 +72,7 @@ void add_convert_command(CLI::App& app) {
   sub->add_option("--link-model", cmd->link_model, "tacos or astra (times of read files)")
       ->capture_default_str();
   sub->add_option("--size", cmd->size, "Collective size for input files that carry none");
+  cmd->msccl.add_to(*sub);
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -1,5 +1,6 @@
 #include "file_run.h"
 
+#include "report.h"
 #include "tacos/common/error.h"
 #include "tacos/simulation/simulator.h"
 
@@ -46,6 +47,15 @@ nlohmann::ordered_json outcome_json(const Outcome& outcome, const std::string& m
     out["chunk_bytes"] = c.chunk_bytes();
   }
   out["collective_time_us"] = to_micros(outcome.time);
+  if (outcome.loaded.algorithm) {
+    const Report report =
+        make_report(outcome.time, outcome.loaded.algorithm->collective(), std::nullopt);
+    out["algbw_gbps"] = report.algbw_gbps;
+    out["busbw_gbps"] = report.busbw_gbps;
+  } else {
+    out["algbw_gbps"] = nullptr;  // the size of a foreign Chakra set is not known
+    out["busbw_gbps"] = nullptr;
+  }
   out["messages"] = outcome.messages;
   if (outcome.loaded.trace) out["compute_nodes"] = outcome.compute_nodes;
   out["verified"] =

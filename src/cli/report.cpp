@@ -11,13 +11,39 @@ std::optional<LowerBound> bound_if_affordable(const Topology& full, const Collec
   return compute_lower_bound(full, collective);
 }
 
+double bus_factor(CollectiveKind kind, int ranks) {
+  const double n = ranks;
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2 * (n - 1) / n;
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+      return (n - 1) / n;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+      return 1;
+  }
+  return 1;
+}
+
+double algbw_gbps(Bytes size, Time time) {
+  if (time <= 0) return 0;
+  return static_cast<double>(size) / kNcclBytesPerGB / (static_cast<double>(time) * 1e-12);
+}
+
 Report make_report(const AlgorithmRun& run, const Collective& collective,
                    const std::optional<LowerBound>& bound) {
+  return make_report(run.result.collective_time, collective, bound);
+}
+
+Report make_report(Time time, const Collective& collective,
+                   const std::optional<LowerBound>& bound) {
   Report report;
-  const Time time = run.result.collective_time;
-  if (time > 0)
-    report.algbw_gbps =
-        static_cast<double>(collective.size()) / kBytesPerGB / (static_cast<double>(time) * 1e-12);
+  report.algbw_gbps = algbw_gbps(collective.size(), time);
+  report.busbw_gbps = report.algbw_gbps * bus_factor(collective.kind(), collective.num_members());
   if (bound) {
     report.lower_bound_us = bound->lower_bound_us;
     if (bound->lower_bound_us > 0) report.bound_ratio = to_micros(time) / bound->lower_bound_us;

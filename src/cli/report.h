@@ -8,8 +8,22 @@
 
 namespace tacos::cli {
 
+// Bandwidths in nccl-tests' convention (its doc/PERFORMANCE.md and src/*.cu GetBw): GB/s meaning
+// 1e9 B/s, algbw = the collective's size / time (tacos's --size is the buffer nccl-tests counts:
+// the output for All-Gather and Gather, the input for Reduce-Scatter, Scatter and All-to-All),
+// busbw = algbw x the collective's bus factor. Link bandwidths given as input stay in 2^30 B/s
+// (ASTRA-sim's convention).
+inline constexpr double kNcclBytesPerGB = 1e9;
+
+// nccl-tests' bus factor for n ranks: All-Reduce 2(n-1)/n; Reduce-Scatter, All-Gather,
+// All-to-All, Gather, Scatter (n-1)/n; Broadcast, Reduce 1.
+double bus_factor(CollectiveKind kind, int ranks);
+// size / time in 1e9 B/s; 0 when time is not positive.
+double algbw_gbps(Bytes size, Time time);
+
 struct Report {
-  double algbw_gbps = 0;  // size / collective time, GB/s (2^30 B/s)
+  double algbw_gbps = 0;  // size / collective time, GB/s (1e9 B/s, nccl-tests)
+  double busbw_gbps = 0;  // algbw x bus_factor, GB/s (1e9 B/s, nccl-tests)
   std::optional<double> lower_bound_us;
   std::optional<double> bound_ratio;  // collective time / lower bound
 };
@@ -19,6 +33,8 @@ inline constexpr int kBoundNpuLimit = 4096;
 std::optional<LowerBound> bound_if_affordable(const Topology& full, const Collective& collective);
 
 Report make_report(const AlgorithmRun& run, const Collective& collective,
+                   const std::optional<LowerBound>& bound);
+Report make_report(Time collective_time, const Collective& collective,
                    const std::optional<LowerBound>& bound);
 
 double peak_memory_mib();

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "file_run.h"
+#include "report.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
@@ -29,6 +30,12 @@ struct SimulateCommand {
                   to_string(outcome.loaded.algorithm->collective().kind()).c_str(),
                   format_bytes(outcome.loaded.algorithm->collective().size()).c_str());
     std::printf("  collective time  %s us\n", format_micros(outcome.time).c_str());
+    if (outcome.loaded.algorithm) {
+      const Report report =
+          make_report(outcome.time, outcome.loaded.algorithm->collective(), std::nullopt);
+      std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n",
+                  report.algbw_gbps, report.busbw_gbps);
+    }
     std::printf("  messages         %lld\n", static_cast<long long>(outcome.messages));
     if (outcome.loaded.trace)
       std::printf("  compute nodes    %lld\n", static_cast<long long>(outcome.compute_nodes));
@@ -60,6 +67,10 @@ struct VerifyCommand {
             "  checked: postconditions on the simulated schedule, and the recorded times "
             "(causality, link occupancy, link model %s)\n",
             to_string(outcome.loaded.algorithm->link_model).c_str());
+      else if (outcome.loaded.both_calls)
+        std::printf(
+            "  checked: postconditions on the simulated schedule of an out-of-place and an "
+            "in-place call (the file records no times of its own)\n");
       else
         std::printf(
             "  checked: postconditions on the simulated schedule (the file records no "
@@ -75,7 +86,8 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "simulate", "Simulate an algorithm file (tacos JSON, MSCCL XML, Chakra ET) on a topology");
   cmd->options.add_to(*sub);
-  sub->add_flag("--json", cmd->options.json, "Print one JSON object");
+  sub->add_flag("--json", cmd->options.json,
+                "Print one JSON object (algbw_gbps, busbw_gbps: GB/s of 10^9 B/s, as nccl-tests)");
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "msccl_options.h"
 #include "progress.h"
 #include "synthesize_job.h"
 #include "tacos/common/units.h"
@@ -15,7 +16,11 @@ struct SynthesizeCommand {
   SynthesizeJob job;
   bool json = false;
 
+  MscclOptions msccl;
+
   void run() {
+    job.msccl = msccl.get();  // bad --msccl-* values fail before the synthesis, not after
+    job.msccl_flag = msccl.given();
     const Topology full = job.topology.load();
     ProgressReporter progress("synthesize");
     job.progress = [&progress](double f) { progress.update(f); };
@@ -41,7 +46,8 @@ struct SynthesizeCommand {
                 format_bytes(coll.size()).c_str(), coll.chunks_per_npu(),
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
-    std::printf("  algorithm bw     %.2f GB/s\n", report.algbw_gbps);
+    std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n", report.algbw_gbps,
+                report.busbw_gbps);
     if (report.lower_bound_us)
       std::printf("  lower bound      %.6g us (time = %.3f x bound)\n", *report.lower_bound_us,
                   *report.bound_ratio);
@@ -76,7 +82,9 @@ void add_synthesize_command(CLI::App& app) {
   sub->add_option("--algorithm", cmd->job.algorithm,
                   "tacos (synthesized) or a baseline: ring, direct, rhd, dbt, hierarchical")
       ->capture_default_str();
-  sub->add_flag("--json", cmd->json, "Print one JSON object on stdout instead of the summary");
+  sub->add_flag("--json", cmd->json,
+                "Print one JSON object on stdout instead of the summary (algbw_gbps, busbw_gbps: "
+                "GB/s of 10^9 B/s, as nccl-tests)");
   sub->add_flag("--time-only", cmd->job.time_only,
                 "Report time and statistics without keeping the transfer list (no verification, "
                 "no --out); for very large systems");
@@ -87,6 +95,7 @@ void add_synthesize_command(CLI::App& app) {
   sub->add_option("--format", cmd->job.formats, "Comma list of json, chakra, msccl (with --out)")
       ->capture_default_str()
       ->each([cmd](const std::string&) { cmd->job.formats_given = true; });
+  cmd->msccl.add_to(*sub);
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -1,5 +1,6 @@
 #include "synthesize_job.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -22,6 +23,12 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
   if (!job.out_dir.empty() && std::filesystem::exists(job.out_dir) &&
       !std::filesystem::is_directory(job.out_dir))
     throw Error("--out: " + job.out_dir + " exists and is not a directory");
+  if (!job.msccl_flag.empty()) {
+    const auto listed = split_list(job.formats);
+    if (job.out_dir.empty() || std::find(listed.begin(), listed.end(), "msccl") == listed.end())
+      throw Error(job.msccl_flag +
+                  " needs --out DIR --format msccl (it shapes the MSCCL file only)");
+  }
 
   outcome.options = job.collective.synthesis_options(job.flags);
   outcome.options.keep_transfers = !job.time_only;
@@ -36,7 +43,7 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
   const Collective& coll = run.result.algorithm.collective();
   if (!job.out_dir.empty())
     write_algorithm_outputs(run.result.algorithm, full, job.topology.topology, job.out_dir,
-                            job.formats);
+                            job.formats, job.msccl);
   outcome.astra = astra_sim_expectation(run.result.algorithm, full, job.topology.topology,
                                         job.out_dir, job.formats);
   const std::optional<LowerBound> bound = bound_if_affordable(full, coll);
@@ -66,6 +73,7 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["trials"] = job.collective.trials;
   out["collective_time_us"] = to_micros(run.result.collective_time);
   out["algbw_gbps"] = outcome.report.algbw_gbps;
+  out["busbw_gbps"] = outcome.report.busbw_gbps;
   out["lower_bound_us"] = json_or_null(outcome.report.lower_bound_us);
   out["bound_ratio"] = json_or_null(outcome.report.bound_ratio);
   out["transfers"] = run.result.transfers;

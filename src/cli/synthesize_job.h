@@ -9,6 +9,7 @@
 #include "collective_options.h"
 #include "common_options.h"
 #include "report.h"
+#include "tacos/io/msccl_xml.h"
 
 namespace tacos::cli {
 
@@ -21,6 +22,8 @@ struct SynthesizeJob {
   std::string out_dir;  // empty: write nothing
   std::string formats = "json";
   bool formats_given = false;
+  MscclWriteOptions msccl;  // --msccl-max-steps, --msccl-protocol
+  std::string msccl_flag;   // the first --msccl-* flag given ("" when none): needs an MSCCL file
   std::function<void(double)> progress;  // fraction done; may be empty
   std::function<void()> progress_done;   // called once synthesis ends; may be empty
 };

@@ -54,6 +54,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/msccl_xml.h"
@@ -150,9 +151,18 @@ std::string us(Time ps) { return format_micros(ps) + " us"; }
 
 class Reader {
  public:
+  // `in_place`: execute as an in-place call even when the file allows out-of-place calls.
   Reader(std::string_view text, std::string name, const Topology& topology, LinkModel model,
-         std::optional<Bytes> size)
-      : text_(text), name_(std::move(name)), topology_(topology), model_(model), size_(size) {}
+         std::optional<Bytes> size, bool in_place = false)
+      : text_(text),
+        name_(std::move(name)),
+        topology_(topology),
+        model_(model),
+        size_(size),
+        force_in_place_(in_place) {}
+
+  // The file allows both kinds of call (inplace="1" outofplace="1"); known after run().
+  bool both_calls() const { return both_calls_; }
 
   Algorithm run() {
     parse();
@@ -279,7 +289,9 @@ class Reader {
     const bool outofplace = integer(algo, "outofplace", false, 0, 0, 1) == 1;
     root_ = static_cast<NpuId>(integer(algo, "tacos_root", false, 0, 0, ngpus_ - 1));
     try {
-      layout_.emplace(kind_, ngpus_, chunks_per_loop_, root_, inplace && !outofplace);
+      both_calls_ = inplace && outofplace;
+      layout_.emplace(kind_, ngpus_, chunks_per_loop_, root_,
+                      force_in_place_ || (inplace && !outofplace));
     } catch (const Error& e) {
       fail_at(algo_line_, e.what());
     }
@@ -1000,6 +1012,8 @@ class Reader {
   int chunks_per_loop_ = 1;
   NpuId root_ = 0;
   std::optional<MscclLayout> layout_;
+  bool force_in_place_ = false;
+  bool both_calls_ = false;
   std::optional<Bytes> file_size_, file_chunk_bytes_;
   std::string synthesizer_ = "msccl";
   std::uint64_t seed_ = 0;
@@ -1032,7 +1046,24 @@ class Reader {
 Algorithm algorithm_from_msccl_xml(std::string_view text, const std::string& source_name,
                                    const Topology& topology, LinkModel model,
                                    std::optional<Bytes> size) {
-  return Reader(text, source_name, topology, model, size).run();
+  Reader reader(text, source_name, topology, model, size);
+  Algorithm algorithm = reader.run();
+  // A file for both kinds of call must also be right when o is i. Checked only when the
+  // out-of-place call is right, so that verify reports the file's own first fault.
+  if (reader.both_calls() && verify_algorithm(algorithm, topology, model).ok) {
+    const std::string call = "as an in-place call (the file says inplace=\"1\"): ";
+    try {
+      const Algorithm in_place =
+          Reader(text, source_name, topology, model, size, /*in_place=*/true).run();
+      const VerifyResult verdict = verify_algorithm(in_place, topology, model);
+      if (!verdict.ok) throw Error(source_name + ": " + call + verdict.error);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (what.find(call) != std::string::npos) throw;
+      throw Error(source_name + ": " + call + what);
+    }
+  }
+  return algorithm;
 }
 
 Algorithm read_msccl_xml(const std::string& path, const Topology& topology, LinkModel model,

@@ -1,8 +1,15 @@
 // MSCCL-IR XML writer: an Algorithm -> every GPU's thread blocks and steps.
 //
 // Ranks are NPUs (the collective must span every NPU of its topology; transfers must go between
-// NPUs). Buffers follow FORMATS.md section 2 and include/tacos/io/msccl_xml.h: All-Reduce is
-// written in place, every other collective out of place; a rank that is a chunk's source and
+// NPUs). Buffers follow FORMATS.md section 2 and include/tacos/io/msccl_xml.h. All-Reduce and
+// Reduce are written for both calls (inplace="1" outofplace="1"): the file's layout is out of
+// place (inputs are only read, results go to the output), and because an in-place call makes
+// o[x] the same memory as i[x], a result written to o[x] waits for every step that reads i[x]
+// (write-after-read), exactly as a file written in place would. The executor picks a file by
+// the call's kind (in place or not), so a file marked for one kind only is skipped by the other
+// (NCCL then runs its own algorithm). The other collectives are written out of place: their
+// in-place aliases (e.g. All-Gather's i[k] = o[r*c+k]) would turn the rank's own local `cpy`
+// into a copy onto itself while other thread blocks read it. A rank that is a chunk's source and
 // destination (All-Gather, All-to-All, Broadcast root, Gather root, Scatter root) copies it to
 // its output with a local `cpy` in a thread block of its own (send="-1" recv="-1", channel 0).
 //
@@ -19,8 +26,8 @@
 //  - every new version goes to fresh scratch, except a destination's last one, which goes
 //    straight to its output slot. Versions never overwrite each other, so the only dependencies
 //    are read-after-write ones (a step waits for the step that wrote the version it reads), and
-//    the one overwrite left, All-Reduce's final value replacing the input in place, waits for
-//    every earlier reader of the input (write-after-read);
+//    the one overwrite left, an All-Reduce or Reduce result that replaces the input in an
+//    in-place call, waits for every earlier reader of the input (write-after-read);
 //  - multi-chunk messages whose slots are not contiguous receive into scratch and fix up with
 //    `re` (reduce) and `cpy` steps in the same thread block.
 // Dependencies point from later to earlier times, so the file cannot deadlock.
@@ -28,12 +35,15 @@
 // Thread blocks: one per (link, direction, channel): the sender's has send=peer recv=-1 and the
 // receiver's send=-1 recv=peer, both on the same channel, holding the link's messages in start
 // order, which is also the order of their arrivals: both ends issue them in the same order. A
-// link whose messages need more than 256 steps on either end continues on further channels
-// (segment j of a link in channel group g uses channel j*G + g); the first send of a segment
-// waits for the last send of the previous one, so messages keep their order on the link. Links
-// are put in channel groups so that no channel has more than 32 thread blocks on any GPU. A step
-// with several dependencies is preceded by `nop` steps carrying all but the last. Thread block
-// ids are dense from 0 per GPU, sorted by (send, recv, channel) as MSCCLang does.
+// link whose messages need more than max_steps steps (nops included) on either end continues on
+// further channels (segment j of a link in channel group g uses channel j*G + g); the first send
+// of a segment waits for the last send of the previous one, so messages keep their order on the
+// link. Links are put in channel groups so that no channel has more than 32 thread blocks on any
+// GPU. A step with several dependencies is preceded by `nop` steps carrying all but the last
+// (several on one thread block: only its latest step, which completes last). Thread block
+// ids are dense from 0 per GPU: first the thread blocks that some step waits on (a step keeps its
+// dependency's thread block id in an int8, so these must be numbered <= 127; more is an error),
+// then the others, each part sorted by (send, recv, channel) as MSCCLang does.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -50,13 +60,18 @@
 namespace tacos {
 namespace {
 
-constexpr int kMaxSteps = 256;
-constexpr int kMaxCount = 71;  // cnt < 72
+constexpr int kMaxCount = 71;     // cnt < 72
+constexpr int kMaxNamedTb = 127;  // int8_t dependentBid[] in the executor
 constexpr int kMaxChannels = 32;
 constexpr int kMaxTbsPerChannel = 32;
 constexpr int kMaxTbs = 216;
 
 [[noreturn]] void fail(const std::string& what) { throw Error("MSCCL-IR XML: " + what); }
+
+// More thread blocks named by dependencies than an int8 holds.
+struct TooManyNamedThreadBlocks : Error {
+  using Error::Error;
+};
 
 enum class OpType : std::uint8_t { kSend, kRecv, kRecvReduceCopy, kCopy, kReduce };
 
@@ -84,6 +99,7 @@ struct Op {
   std::vector<int> deps;  // op ids on the same GPU
   int tb = -1;            // thread block id
   int step = -1;          // the op's own step index (after its nops)
+  int position = -1;      // index among its thread block's ops
   bool hasdep = false;
 };
 
@@ -145,13 +161,22 @@ bool consecutive(const std::vector<MscclSlot>& slots) {
 
 class Writer {
  public:
-  Writer(const Algorithm& algorithm, const std::string& name)
+  // `both_calls`: write All-Reduce and Reduce for in-place and out-of-place calls.
+  Writer(const Algorithm& algorithm, const std::string& name, const MscclWriteOptions& options,
+         bool both_calls)
       : algorithm_(algorithm),
         collective_(algorithm.collective()),
         name_(name),
         n_(collective_.num_members()),
         reduction_(is_reduction(collective_.kind())),
-        layout_(make_layout()) {}
+        both_calls_(both_calls && (collective_.kind() == CollectiveKind::kAllReduce ||
+                                   collective_.kind() == CollectiveKind::kReduce)),
+        max_steps_(options.max_steps),
+        protocol_(options.protocol),
+        layout_(make_layout()) {
+    if (max_steps_ < 2 || max_steps_ > 256)
+      fail("the steps per thread block must be 2 .. 256, got " + std::to_string(max_steps_));
+  }
 
   std::string run() {
     check_algorithm();
@@ -169,7 +194,7 @@ class Writer {
     const int k = collective_.chunks_per_npu();
     const int per_loop = per_buffer ? k : n_ * k;
     const NpuId root = has_root(kind) ? collective_.root() : 0;
-    return MscclLayout(kind, n_, per_loop, root, kind == CollectiveKind::kAllReduce);
+    return MscclLayout(kind, n_, per_loop, root, /*in_place=*/false);
   }
 
   void check_algorithm() {
@@ -209,9 +234,10 @@ class Writer {
         v.has = true;
         v.from_copy = !reduction_;
         v.slot = *in;
+        // Both calls: o[x] is i[x] in an in-place call, so the result overwrites the start
+        // value there (the file's own layout keeps them apart: the output is not written yet).
         const auto out = layout_.output_slot(gpu, chunk);
-        v.tracked = out && *out == *in;
-        v.output_written = v.tracked;
+        v.tracked = both_calls_ && out && out->offset == in->offset;
       }
     }
     return v;
@@ -478,7 +504,7 @@ class Writer {
     local_ops_.assign(n_, {});
     struct Pending {
       MscclSlot from, to;
-      int dep;
+      std::vector<int> deps;
     };
     for (int gpu = 0; gpu < n_; ++gpu) {
       std::vector<Pending> pending;
@@ -490,12 +516,16 @@ class Writer {
           fail("NPU " + std::to_string(gpu) + " never receives chunk " + std::to_string(c) +
                ", which it must hold at the end (the algorithm is incomplete; run verify)");
         if (v.output_written || v.slot == *out) continue;
-        pending.push_back({v.slot, *out, v.writer});
+        Pending p{v.slot, *out, {}};
+        if (v.writer >= 0) p.deps.push_back(v.writer);
+        if (v.tracked)
+          p.deps.insert(p.deps.end(), v.initial_readers.begin(), v.initial_readers.end());
+        pending.push_back(std::move(p));
       }
       for (std::size_t k = 0; k < pending.size();) {
         std::size_t run = 1;
         while (k + run < pending.size() && run < static_cast<std::size_t>(kMaxCount) &&
-               pending[k + run].dep < 0 && pending[k].dep < 0 &&
+               pending[k + run].deps.empty() && pending[k].deps.empty() &&
                pending[k + run].from.buffer == pending[k].from.buffer &&
                pending[k + run].from.offset == pending[k].from.offset + static_cast<int>(run) &&
                pending[k + run].to.buffer == pending[k].to.buffer &&
@@ -505,7 +535,7 @@ class Writer {
         ops_[op].src = pending[k].from;
         ops_[op].dst = pending[k].to;
         ops_[op].cnt = static_cast<int>(run);
-        if (pending[k].dep >= 0) ops_[op].deps.push_back(pending[k].dep);
+        ops_[op].deps = pending[k].deps;
         local_ops_[gpu].push_back(op);
         k += run;
       }
@@ -514,16 +544,37 @@ class Writer {
 
   int cost(const std::vector<int>& ops, int extra_dep_op) const {
     int steps = 0;
-    for (int op : ops)
-      steps += std::max<int>(1, static_cast<int>(ops_[op].deps.size()) + (op == extra_dep_op));
+    // An upper bound: deps inside the thread block and repeated ones cost nothing in the end.
+    std::vector<int> deps;
+    for (int op : ops) {
+      deps = ops_[op].deps;
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      steps += std::max<int>(1, static_cast<int>(deps.size()) + (op == extra_dep_op));
+    }
     return steps;
   }
 
   void assign_channels() {
     // Local thread blocks per GPU (channel 0).
     local_tbs_.assign(n_, 0);
-    for (int gpu = 0; gpu < n_; ++gpu)
-      local_tbs_[gpu] = (static_cast<int>(local_ops_[gpu].size()) + kMaxSteps - 1) / kMaxSteps;
+    local_split_.assign(n_, {});
+    for (int gpu = 0; gpu < n_; ++gpu) {
+      int steps = 0;
+      for (std::size_t k = 0; k < local_ops_[gpu].size(); ++k) {
+        const int c = cost({local_ops_[gpu][k]}, -1);
+        if (c > max_steps_)
+          fail("a local copy on NPU " + std::to_string(gpu) + " waits for " + std::to_string(c) +
+               " steps, more than the " + std::to_string(max_steps_) +
+               " steps a thread block may have (raise --msccl-max-steps)");
+        if (k == 0 || steps + c > max_steps_) {
+          local_split_[gpu].push_back(k);
+          steps = 0;
+        }
+        steps += c;
+      }
+      local_tbs_[gpu] = static_cast<int>(local_split_[gpu].size());
+    }
     // Segments per link.
     segments_.assign(links_.size(), 1);
     for (std::size_t l = 0; l < links_.size(); ++l) {
@@ -536,16 +587,17 @@ class Writer {
           return std::pair<int, int>(cost(message.send_ops, extra), cost(message.recv_ops, -1));
         };
         auto [s, r] = costs(segment > 0 && first_in_segment);
-        if (!first_in_segment && (send_steps + s > kMaxSteps || recv_steps + r > kMaxSteps)) {
+        if (!first_in_segment && (send_steps + s > max_steps_ || recv_steps + r > max_steps_)) {
           ++segment;
           send_steps = recv_steps = 0;
           first_in_segment = true;
           std::tie(s, r) = costs(true);
         }
-        if (s > kMaxSteps || r > kMaxSteps)
+        if (s > max_steps_ || r > max_steps_)
           fail("one message on link " + std::to_string(links_[l].first) + " -> " +
                std::to_string(links_[l].second) + " needs " + std::to_string(std::max(s, r)) +
-               " steps, more than the " + std::to_string(kMaxSteps) + " a thread block may have");
+               " steps, more than the " + std::to_string(max_steps_) +
+               " a thread block may have (raise --msccl-max-steps)");
         if (segment > 0 && first_in_segment) ops_[message.send_op].deps.push_back(previous_send);
         message.segment = segment;
         send_steps += s;
@@ -590,10 +642,10 @@ class Writer {
         fail("link " + std::to_string(links_[l].first) + " -> " + std::to_string(links_[l].second) +
              " carries " + std::to_string(link_messages_[l].size()) + " messages, which need " +
              std::to_string(segments_[l]) + " thread blocks of at most " +
-             std::to_string(kMaxSteps) + " steps; with " + std::to_string(groups_) +
+             std::to_string(max_steps_) + " steps; with " + std::to_string(groups_) +
              " channel group(s) that takes channel " + std::to_string(last_channel) +
              ", but MSCCL has " + std::to_string(kMaxChannels) +
-             " channels (use fewer chunks per NPU)");
+             " channels (use fewer chunks per NPU or raise --msccl-max-steps)");
     }
   }
 
@@ -608,9 +660,11 @@ class Writer {
       for (int t = 0; t < local_tbs_[gpu]; ++t) {
         Tb tb;
         tb.local = t;
-        const auto begin = local_ops_[gpu].begin() + t * kMaxSteps;
-        const auto end = local_ops_[gpu].begin() +
-                         std::min<std::size_t>(local_ops_[gpu].size(), (t + 1) * kMaxSteps);
+        const auto& split = local_split_[gpu];
+        const auto begin = local_ops_[gpu].begin() + static_cast<std::ptrdiff_t>(split[t]);
+        const auto end = t + 1 < local_tbs_[gpu]
+                             ? local_ops_[gpu].begin() + static_cast<std::ptrdiff_t>(split[t + 1])
+                             : local_ops_[gpu].end();
         tb.ops.assign(begin, end);
         tbs_[gpu].push_back(std::move(tb));
       }
@@ -646,9 +700,14 @@ class Writer {
              " thread blocks, more than the " + std::to_string(kMaxTbs) +
              " the MSCCL executor allows");
       for (std::size_t id = 0; id < tbs.size(); ++id)
-        for (int op : tbs[id].ops) ops_[op].tb = static_cast<int>(id);
+        for (std::size_t k = 0; k < tbs[id].ops.size(); ++k) {
+          ops_[tbs[id].ops[k]].tb = static_cast<int>(id);
+          ops_[tbs[id].ops[k]].position = static_cast<int>(k);
+        }
     }
-    // Step indices: deps on ops of the same thread block are dropped (steps run in order).
+    // Step indices: deps on ops of the same thread block are dropped (steps run in order), and
+    // of several deps on one thread block only the latest is kept (it completes after the
+    // others: a thread block signals its steps in order).
     filtered_.assign(ops_.size(), {});
     for (int gpu = 0; gpu < n_; ++gpu)
       for (Tb& tb : tbs_[gpu]) {
@@ -657,16 +716,54 @@ class Writer {
           std::vector<int>& deps = filtered_[op];
           for (int d : ops_[op].deps)
             if (ops_[d].tb != ops_[op].tb) deps.push_back(d);
-          std::sort(deps.begin(), deps.end());
-          deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+          std::sort(deps.begin(), deps.end(), [&](int a, int b) {
+            return std::pair(ops_[a].tb, -ops_[a].position) <
+                   std::pair(ops_[b].tb, -ops_[b].position);
+          });
+          deps.erase(std::unique(deps.begin(), deps.end(),
+                                 [&](int a, int b) { return ops_[a].tb == ops_[b].tb; }),
+                     deps.end());
           step += std::max<int>(0, static_cast<int>(deps.size()) - 1);
           ops_[op].step = step++;
           for (int d : deps) ops_[d].hasdep = true;
         }
-        if (step > kMaxSteps)
+        if (step > max_steps_)
           fail("internal: a thread block of NPU " + std::to_string(gpu) + " has " +
                std::to_string(step) + " steps");
       }
+    number_named_first();
+  }
+
+  // Thread blocks that a dependency names come first: the executor keeps depid in an int8.
+  void number_named_first() {
+    for (int gpu = 0; gpu < n_; ++gpu) {
+      auto& tbs = tbs_[gpu];
+      std::vector<char> named(tbs.size(), 0);
+      for (const Tb& tb : tbs)
+        for (int op : tb.ops)
+          for (int d : filtered_[op]) named[ops_[d].tb] = 1;
+      const auto count = std::count(named.begin(), named.end(), 1);
+      if (count > kMaxNamedTb + 1)
+        throw TooManyNamedThreadBlocks(
+            "MSCCL-IR XML: NPU " + std::to_string(gpu) + " has " + std::to_string(count) +
+            " thread blocks that other steps wait on, but the executor keeps a dependency's "
+            "thread block id in an int8 (ids 0 .. " +
+            std::to_string(kMaxNamedTb) +
+            "): the schedule has too many peers per GPU for MSCCL (use a sparser topology)");
+      std::vector<int> order(tbs.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_partition(order.begin(), order.end(), [&](int t) { return named[t] != 0; });
+      std::vector<int> new_id(tbs.size());
+      std::vector<Tb> sorted;
+      sorted.reserve(tbs.size());
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        new_id[order[k]] = static_cast<int>(k);
+        sorted.push_back(std::move(tbs[order[k]]));
+      }
+      tbs = std::move(sorted);
+      for (const Tb& tb : tbs)
+        for (int op : tb.ops) ops_[op].tb = new_id[ops_[op].tb];
+    }
   }
 
   std::string emit() const {
@@ -678,13 +775,13 @@ class Writer {
     out.reserve(256 + ops_.size() * 150);
     out += "<algo";
     put_attr(out, "name", name_);
-    put_attr(out, "proto", "Simple");
+    put_attr(out, "proto", to_string(protocol_));
     put_attr(out, "nchannels", channels);
     put_attr(out, "nchunksperloop", layout_.chunks_per_loop());
     put_attr(out, "ngpus", n_);
     put_attr(out, "coll", msccl_collective_name(kind));
-    put_attr(out, "inplace", layout_.in_place() ? 1 : 0);
-    put_attr(out, "outofplace", layout_.in_place() ? 0 : 1);
+    put_attr(out, "inplace", both_calls_ ? 1 : 0);
+    put_attr(out, "outofplace", 1);
     put_attr(out, "minBytes", 0);
     put_attr(out, "maxBytes", 0);
     put_attr(out, "tacos_size_bytes", collective_.size());
@@ -752,6 +849,9 @@ class Writer {
   std::string name_;
   int n_;
   bool reduction_;
+  bool both_calls_;  // written for in-place and out-of-place calls
+  int max_steps_;
+  MscclProtocol protocol_;
   MscclLayout layout_;
 
   std::vector<Op> ops_;
@@ -766,6 +866,7 @@ class Writer {
   std::vector<std::vector<int>> link_messages_;
   std::vector<std::vector<int>> local_ops_;
   std::vector<int> local_tbs_;
+  std::vector<std::vector<std::size_t>> local_split_;  // first op of each local thread block
   std::vector<int> segments_;
   std::vector<int> group_;
   int groups_ = 1;
@@ -774,14 +875,41 @@ class Writer {
 
 }  // namespace
 
-std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name) {
-  return Writer(algorithm, name).run();
+std::string to_string(MscclProtocol protocol) {
+  switch (protocol) {
+    case MscclProtocol::kSimple:
+      return "Simple";
+    case MscclProtocol::kLL:
+      return "LL";
+    case MscclProtocol::kLL128:
+      return "LL128";
+  }
+  return "Simple";
 }
 
-void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name) {
+MscclProtocol parse_msccl_protocol(std::string_view text) {
+  if (text == "Simple" || text == "simple") return MscclProtocol::kSimple;
+  if (text == "LL" || text == "ll") return MscclProtocol::kLL;
+  if (text == "LL128" || text == "ll128") return MscclProtocol::kLL128;
+  throw Error("unknown MSCCL protocol '" + std::string(text) + "' (expected Simple, LL or LL128)");
+}
+
+std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name,
+                                   const MscclWriteOptions& options) {
+  try {
+    return Writer(algorithm, name, options, /*both_calls=*/true).run();
+  } catch (const TooManyNamedThreadBlocks&) {
+    // The in-place call's write-after-read dependencies name the send thread blocks too; out
+    // of place only, they are not needed (e.g. All-Reduce on fc:72: 142 named, then 71).
+    return Writer(algorithm, name, options, /*both_calls=*/false).run();
+  }
+}
+
+void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name,
+                     const MscclWriteOptions& options) {
   std::string text;
   try {
-    text = algorithm_to_msccl_xml(algorithm, name);
+    text = algorithm_to_msccl_xml(algorithm, name, options);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

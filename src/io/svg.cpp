@@ -19,10 +19,14 @@
 namespace tacos {
 namespace {
 
-// Tableau 10: a categorical palette that stays readable when colours sit side by side.
+// Tableau 10 for the first ten NPUs (a categorical palette that stays readable when colours sit
+// side by side), then hues stepped by the golden ratio with four saturation/lightness levels in
+// turn, so colours never repeat; over NPUs 0..63 no two are closer than 26 in RGB.
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kColours = static_cast<int>(sizeof(kPalette) / sizeof(kPalette[0]));
+// How many legend entries the timeline shows (more NPUs: hover a bar for its origin).
+constexpr int kLegendEntries = 16;
 
 // Page geometry (pixels).
 constexpr double kLabelWidth = 110;  // row labels left of the plot
@@ -76,7 +80,109 @@ NpuId colour_npu(const Collective& c, ChunkId chunk) {
                      c.members().size()];
 }
 
-const char* colour_of(NpuId npu) { return kPalette[((npu % kColours) + kColours) % kColours]; }
+double hue_channel(double p, double q, double t) {
+  t -= std::floor(t);
+  if (t < 1.0 / 6) return p + (q - p) * 6 * t;
+  if (t < 0.5) return q;
+  if (t < 2.0 / 3) return p + (q - p) * (2.0 / 3 - t) * 6;
+  return p;
+}
+
+std::string colour_of(NpuId npu) {
+  if (npu >= 0 && npu < kColours) return kPalette[npu];
+  const std::int64_t k = npu < 0 ? 0 : static_cast<std::int64_t>(npu) - kColours;
+  struct Level {
+    double saturation, lightness;
+  };
+  static constexpr Level kLevels[] = {{0.70, 0.45}, {0.55, 0.62}, {0.85, 0.33}, {0.45, 0.52}};
+  const Level level = kLevels[k % 4];
+  double hue = 0.65 + static_cast<double>(k) * 0.6180339887498949;
+  hue -= std::floor(hue);
+  const double l = level.lightness, s = level.saturation;
+  const double q = l < 0.5 ? l * (1 + s) : l + s - l * s;
+  const double p = 2 * l - q;
+  auto byte = [](double v) { return static_cast<int>(std::lround(v * 255)); };
+  return sformat("#%02x%02x%02x", byte(hue_channel(p, q, hue + 1.0 / 3)),
+                 byte(hue_channel(p, q, hue)), byte(hue_channel(p, q, hue - 1.0 / 3)));
+}
+
+// Rows of the time-expanded network, so that devices that exchange data sit close together and
+// arrows stay short (fewer crossings): Cuthill-McKee order of the devices over the links the
+// transfers use (breadth first from a least-connected device, neighbours by degree, then id),
+// then improved by swapping rows while that lowers the sum over transfers of the squared row
+// distance (squares: one long arrow crosses more than two short ones). On a ring every arrow
+// then spans at most two rows, where id order sends the wrap-around link across them all.
+std::vector<DeviceId> ten_order(const std::vector<DeviceId>& devices,
+                                const std::vector<Transfer>& transfers) {
+  std::map<DeviceId, std::vector<DeviceId>> adjacent;
+  for (DeviceId d : devices) adjacent[d];
+  for (const Transfer& t : transfers) {
+    if (t.src == t.dst || !adjacent.count(t.src) || !adjacent.count(t.dst)) continue;
+    adjacent[t.src].push_back(t.dst);
+    adjacent[t.dst].push_back(t.src);
+  }
+  for (auto& [d, list] : adjacent) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  auto before = [&](DeviceId a, DeviceId b) {
+    const std::size_t da = adjacent[a].size(), db = adjacent[b].size();
+    return da != db ? da < db : a < b;
+  };
+  std::vector<DeviceId> order;
+  std::map<DeviceId, bool> placed;
+  std::vector<DeviceId> starts = devices;
+  std::sort(starts.begin(), starts.end(), before);
+  for (DeviceId start : starts) {
+    if (placed[start]) continue;
+    placed[start] = true;
+    std::size_t head = order.size();
+    order.push_back(start);
+    for (; head < order.size(); ++head) {
+      std::vector<DeviceId> next;
+      for (DeviceId n : adjacent[order[head]])
+        if (!placed[n]) next.push_back(n);
+      std::sort(next.begin(), next.end(), before);
+      for (DeviceId n : next) {
+        placed[n] = true;
+        order.push_back(n);
+      }
+    }
+  }
+  // Local search: pairwise row swaps, first improvement, until none helps (bounded passes).
+  std::map<std::pair<DeviceId, DeviceId>, std::int64_t> weight;
+  for (const Transfer& t : transfers)
+    if (t.src != t.dst && adjacent.count(t.src) && adjacent.count(t.dst))
+      ++weight[{std::min(t.src, t.dst), std::max(t.src, t.dst)}];
+  std::map<DeviceId, std::int64_t> row;
+  for (std::size_t i = 0; i < order.size(); ++i) row[order[i]] = static_cast<std::int64_t>(i);
+  auto cost = [&] {
+    std::int64_t total = 0;
+    for (const auto& [pair, w] : weight) {
+      const std::int64_t d = row[pair.first] - row[pair.second];
+      total += w * d * d;
+    }
+    return total;
+  };
+  std::int64_t best = cost();
+  for (int pass = 0; pass < 100; ++pass) {
+    bool improved = false;
+    for (std::size_t i = 0; i < order.size(); ++i)
+      for (std::size_t j = i + 1; j < order.size(); ++j) {
+        std::swap(row[order[i]], row[order[j]]);
+        const std::int64_t c = cost();
+        if (c < best) {
+          best = c;
+          std::swap(order[i], order[j]);
+          improved = true;
+        } else {
+          std::swap(row[order[i]], row[order[j]]);
+        }
+      }
+    if (!improved) break;
+  }
+  return order;
+}
 
 // Ticks at 1, 2 or 5 x 10^k microseconds, about 8 over the span.
 struct Ticks {
@@ -239,6 +345,7 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
     std::sort(switches.begin(), switches.end());
     switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
     ten_devices.insert(ten_devices.end(), switches.begin(), switches.end());
+    ten_devices = ten_order(ten_devices, transfers);
     for (std::size_t i = 0; i < ten_devices.size(); ++i) ten_row[ten_devices[i]] = i;
   }
   const double ten_top = axis_bottom + 56;  // section title above the first NPU line
@@ -249,12 +356,19 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
 
   std::string out = svg_open(kPageWidth, page_height, title);
   out += "<defs>\n";
-  for (int k = 0; k < kColours; ++k)
-    out += sformat(
-        "<marker id=\"arrow%d\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" "
-        "markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/>"
-        "</marker>\n",
-        k, kPalette[k]);
+  // Arrow heads in each origin's colour (the time-expanded network has at most 16 NPUs).
+  if (draw_ten)
+    for (NpuId k = 0; k < topology.npus(); ++k)
+      out += sformat(
+          "<marker id=\"arrow%d\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+          "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
+          "fill=\"%s\"/></marker>\n",
+          k, colour_of(k).c_str());
+  // Reduce transfers: white diagonal hatching over the bar.
+  out +=
+      "<pattern id=\"reduce-hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+      "patternTransform=\"rotate(45)\"><rect x=\"0\" y=\"0\" width=\"1.6\" height=\"4\" "
+      "fill=\"#ffffff\" fill-opacity=\"0.85\"/></pattern>\n";
   out += "</defs>\n";
 
   // Title, subtitle and legend.
@@ -265,23 +379,40 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
   const std::string legend =
       std::string("colour = chunk origin NPU") +
       (is_reduction(c.kind()) ? " (reductions: the NPU the chunk belongs to)" : "") +
-      (topology.npus() > kColours ? ", NPU mod 10:" : ":");
+      (topology.npus() > kLegendEntries ? ", NPUs 0-15 shown:" : ":");
   out += "<g class=\"legend\">\n<text x=\"10\" y=\"66\">" + xml_escape(legend) + "</text>\n";
   {
-    const int entries = std::min(kColours, std::max(1, topology.npus()));
+    const int entries = std::min(kLegendEntries, std::max(1, topology.npus()));
     // About 6.2 px per character at font-size 11.
     const double legend_x = 10 + 6.2 * static_cast<double>(legend.size()) + 14;
+    // Up to 44 px per entry, less when that would run past the page (at least 30: a swatch and
+    // a two-digit label).
+    const double spacing =
+        std::clamp((kPageWidth - 10 - legend_x) / static_cast<double>(entries), 30.0, 44.0);
     for (int k = 0; k < entries; ++k) {
-      const double x = legend_x + 44.0 * k;
+      const double x = legend_x + spacing * k;
       out += sformat(
           "<rect x=\"%.2f\" y=\"57\" width=\"12\" height=\"12\" fill=\"%s\"/>"
           "<text x=\"%.2f\" y=\"67\">%d</text>\n",
-          x, kPalette[k], x + 16, k);
+          x, colour_of(k).c_str(), x + 16, k);
     }
   }
   out +=
       "<text x=\"10\" y=\"86\">rows: links carrying traffic; right: utilization = busy time / "
-      "collective time</text>\n</g>\n";
+      "collective time;</text>\n";
+  {
+    // Copies and reduce transfers side by side.
+    const double x = 10 + 6.2 * 88;
+    out += sformat(
+        "<rect class=\"legend-copy\" x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
+        "fill=\"#888888\"/><text x=\"%.2f\" y=\"86\">copy</text>\n"
+        "<rect class=\"legend-reduce\" x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
+        "fill=\"#888888\"/><rect x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
+        "fill=\"url(#reduce-hatch)\"/><text x=\"%.2f\" y=\"86\">reduce (hatched bar, dashed "
+        "arrow: a partial sum the receiver adds)</text>\n",
+        x, x + 26, x + 64, x + 64, x + 90);
+  }
+  out += "</g>\n";
 
   // Time axis: grid lines and labels over the link rows.
   const Ticks ticks = nice_ticks(span_us);
@@ -352,11 +483,16 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
     out += sformat(
         "<rect class=\"transfer\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
         "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>",
-        x, y, width, kBarHeight, colour_of(origin));
+        x, y, width, kBarHeight, colour_of(origin).c_str());
     out += xml_escape(link_label(t.src, t.dst) + " " + chunk_list(chunks) + " (origin NPU " +
                       std::to_string(origin) + (t.reduce ? ", reduce" : "") + "), " +
                       format_micros(t.start) + " - " + format_micros(t.end) + " us");
     out += "</title></rect>\n";
+    if (t.reduce)
+      out += sformat(
+          "<rect class=\"reduce-mark\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+          "fill=\"url(#reduce-hatch)\"/>\n",
+          x, y, width, kBarHeight);
   }
   out += "</g>\n";
 
@@ -393,13 +529,13 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
       const Transfer& t = transfers[index];
       const auto chunks = algorithm.chunks(t);
       const NpuId origin = chunks.empty() ? t.src : colour_npu(c, chunks[0]);
-      const int colour = ((origin % kColours) + kColours) % kColours;
       const double y1 = ten_rows_top + kTenRowHeight * (static_cast<double>(ten_row[t.src]) + 0.5);
       const double y2 = ten_rows_top + kTenRowHeight * (static_cast<double>(ten_row[t.dst]) + 0.5);
       out += sformat(
           "<line class=\"arrow\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-          "stroke=\"%s\" stroke-width=\"1.5\" marker-end=\"url(#arrow%d)\"/>\n",
-          x_of(t.start), y1, x_of(t.end), y2, kPalette[colour], colour);
+          "stroke=\"%s\" stroke-width=\"1.5\"%s marker-end=\"url(#arrow%d)\"/>\n",
+          x_of(t.start), y1, x_of(t.end), y2, colour_of(origin).c_str(),
+          t.reduce ? " stroke-dasharray=\"4 2\"" : "", origin);
     }
     out += "</g>\n";
   }
@@ -409,27 +545,58 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
 
 std::string bar_chart_svg(const std::string& title,
                           const std::vector<std::pair<std::string, double>>& bars,
-                          const std::string& unit) {
+                          const std::string& unit, const std::string& axis_label,
+                          const std::optional<BarChartMark>& mark) {
   std::size_t longest = 0;
   for (const auto& bar : bars) longest = std::max(longest, bar.first.size());
   const double label_width = std::clamp(7.0 * static_cast<double>(longest) + 16, 80.0, 320.0);
   const double bar_area = 460;
   const double value_width = 140;
   const double width = label_width + bar_area + value_width;
-  const double top = 44;
+  const bool marked = mark && std::isfinite(mark->value) && mark->value > 0;
+  const double top = marked ? 62 : 44;
   const double row = 26;
-  const double height = top + row * static_cast<double>(std::max<std::size_t>(bars.size(), 1)) + 20;
+  const double rows_bottom = top + row * static_cast<double>(std::max<std::size_t>(bars.size(), 1));
+  const double height = rows_bottom + 52;
   double largest = 0;
   for (const auto& bar : bars)
     if (std::isfinite(bar.second)) largest = std::max(largest, bar.second);
-  const double scale = largest > 0 ? bar_area / largest : 0;
+  const double extent = std::max(largest, marked ? mark->value : 0.0);
+  const double scale = extent > 0 ? bar_area / extent : 0;
+  auto value_text = [&](double value) {
+    return (std::fabs(value) >= 1 || value == 0 ? sformat("%.2f", value) : sformat("%.4g", value)) +
+           (unit.empty() ? "" : " " + unit);
+  };
 
   std::string out = svg_open(width, height, title);
   out += "<text class=\"title\" x=\"10\" y=\"24\" font-size=\"15\" font-weight=\"bold\">" +
          xml_escape(title) + "</text>\n";
-  out +=
-      sformat("<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999999\"/>\n",
-              label_width, top - 4, label_width, top + row * static_cast<double>(bars.size()) - 2);
+  // x axis: ticks and grid lines under the bars, the label below.
+  out += "<g class=\"x-axis\">\n";
+  if (extent > 0) {
+    const Ticks ticks = nice_ticks(extent);
+    for (int k = 0; k <= 10000; ++k) {
+      const double v = ticks.step_us * k;
+      if (v > extent * (1 + 1e-9)) break;
+      const double x = label_width + v * scale;
+      out += sformat(
+          "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e6e6e6\"/>"
+          "<line class=\"tick\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+          "stroke=\"#999999\"/><text class=\"tick-label\" x=\"%.2f\" y=\"%.2f\" "
+          "text-anchor=\"middle\">%.*f</text>\n",
+          x, top - 4, x, rows_bottom, x, rows_bottom, x, rows_bottom + 5, x, rows_bottom + 17,
+          ticks.decimals, v);
+    }
+  }
+  out += sformat("<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999999\"/>\n",
+                 label_width, rows_bottom, label_width + bar_area, rows_bottom);
+  const std::string axis_text =
+      axis_label.empty() ? unit : axis_label + (unit.empty() ? "" : " (" + unit + ")");
+  out += sformat("<text class=\"axis-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">",
+                 label_width + bar_area / 2, rows_bottom + 36) +
+         xml_escape(axis_text) + "</text>\n</g>\n";
+  out += sformat("<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999999\"/>\n",
+                 label_width, top - 4, label_width, rows_bottom);
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& [label, value] = bars[i];
     const double y = top + row * static_cast<double>(i);
@@ -442,9 +609,7 @@ std::string bar_chart_svg(const std::string& title,
       continue;
     }
     const double w = std::max(0.0, value * scale);
-    const std::string text =
-        (std::fabs(value) >= 1 || value == 0 ? sformat("%.2f", value) : sformat("%.4g", value)) +
-        (unit.empty() ? "" : " " + unit);
+    const std::string text = value_text(value);
     out += sformat(
                "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"18\" "
                "fill=\"%s\"><title>",
@@ -452,6 +617,15 @@ std::string bar_chart_svg(const std::string& title,
            xml_escape(label + ": " + text) + "</title></rect>";
     out += sformat("<text class=\"value\" x=\"%.2f\" y=\"%.2f\">", label_width + w + 6, y + 15) +
            xml_escape(text) + "</text>\n";
+  }
+  if (marked) {
+    const double x = label_width + mark->value * scale;
+    out += sformat(
+               "<line class=\"mark\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+               "stroke=\"#222222\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>"
+               "<text class=\"mark-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">",
+               x, top - 8, x, rows_bottom, x, top - 12) +
+           xml_escape(mark->label + " " + value_text(mark->value)) + "</text>\n";
   }
   out += "</svg>\n";
   return out;

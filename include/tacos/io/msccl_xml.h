@@ -36,22 +36,46 @@
 
 namespace tacos {
 
+// The executor's protocols (the `proto` root attribute).
+enum class MscclProtocol { kSimple, kLL, kLL128 };
+std::string to_string(MscclProtocol protocol);  // "Simple", "LL", "LL128"
+// Parses "Simple", "LL" or "LL128" (also lower case); Error naming the choices otherwise.
+MscclProtocol parse_msccl_protocol(std::string_view text);
+
+// What the writer must fit. msccl-executor-nccl is built with MSCCL_MAX_NUM_STEPS = 64 by
+// default (makefiles/common.mk; the older msccl runtime has 256): a thread block may hold at most
+// `max_steps` steps, nops included, so long links are split over channels.
+struct MscclWriteOptions {
+  int max_steps = 64;  // 2 .. 256 (the writer needs room for a nop before a step)
+  MscclProtocol protocol = MscclProtocol::kSimple;
+};
+
 // Writes the algorithm as MSCCL-IR XML (atomically: a temporary file renamed into place). The
 // collective's members must be every NPU of its topology and every transfer must go between two
 // NPUs; otherwise Error. Also throws Error when the schedule does not fit the executor's limits
-// (32 channels, 32 thread blocks per channel, 216 thread blocks per GPU, 256 steps per thread
-// block). `name` is the algo name attribute. Equal algorithms give byte-identical files.
-void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name);
-std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name);
+// (32 channels, 32 thread blocks per channel, 216 thread blocks per GPU, `max_steps` steps per
+// thread block, thread blocks named by a dependency numbered <= 127: the executor keeps depid in
+// an int8). All-Reduce and Reduce are written for both in-place and out-of-place calls
+// (inplace="1" outofplace="1": results go to the output buffer, and a result that would
+// overwrite its own input in place waits for every reader of that input), or out of place only
+// when those waits would name more than 128 thread blocks of a GPU; the other collectives out of
+// place. `name` is the algo name attribute. Equal algorithms give byte-identical files.
+void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name,
+                     const MscclWriteOptions& options = {});
+std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name,
+                                   const MscclWriteOptions& options = {});
 
 // Reads an MSCCL-IR XML file (MSCCLang, SCCL, TACCL or tacos) and executes its steps
 // symbolically on `topology` (which must have exactly ngpus NPUs and a link for every pair of
 // ranks that exchange data) to produce an Algorithm in tacos's chunk numbering whose times are
-// the execution's under `model`. The collective size is the file's tacos_size_bytes when it has
-// one, else `size` (then required). Errors are one line, "FILE:LINE: what is wrong" (the line of
-// the offending element), e.g. a missing attribute, a dependency on a missing thread block or
-// step, ngpus not matching the topology, an unknown step type, a receive without a matching
-// send (deadlock), or a schedule tacos's one-value-per-NPU-and-chunk model cannot express.
+// the execution's under `model`. A file marked for both in-place and out-of-place calls is
+// executed both ways: the out-of-place run is returned, the in-place run must also be complete
+// and pass verify (else Error naming the in-place call). The collective size is the file's
+// tacos_size_bytes when it has one, else `size` (then required). Errors are one line,
+// "FILE:LINE: what is wrong" (the line of the offending element), e.g. a missing attribute, a
+// dependency on a missing thread block or step, ngpus not matching the topology, an unknown step
+// type, a receive without a matching send (deadlock), or a schedule tacos's
+// one-value-per-NPU-and-chunk model cannot express.
 Algorithm read_msccl_xml(const std::string& path, const Topology& topology, LinkModel model,
                          std::optional<Bytes> size);
 // The same from text in memory; `source_name` stands for FILE in error messages.

@@ -1,13 +1,13 @@
 #pragma once
 // Pictures of algorithms and numbers as standalone SVG (no scripts, no external resources).
 // Output is deterministic: equal inputs give byte-identical text.
+#include <optional>
 #include <string>
-
-#include "tacos/common/xml_escape.h"
 #include <utility>
 #include <vector>
 
 #include "tacos/algorithm/algorithm.h"
+#include "tacos/common/xml_escape.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos {
@@ -30,14 +30,23 @@ inline constexpr int kSvgMaxTenNpus = 16;
 // counts must agree; otherwise throws Error.
 std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology);
 
-// Horizontal bars (<rect class="bar">), one per (label, value), scaled to the largest value;
-// each value is printed with `unit`. A NaN (or infinite) value is drawn as "n/a" without a bar.
+// A reference value drawn across a bar chart (e.g. the lower bound), as a dashed line.
+struct BarChartMark {
+  std::string label;  // e.g. "lower bound"
+  double value = 0;
+};
+
+// Horizontal bars (<rect class="bar">), one per (label, value), scaled to the largest value
+// (or the mark, when larger); each value is printed with `unit`. A NaN (or infinite) value is
+// drawn as "n/a" without a bar. Below the bars an x axis (<g class="x-axis">) with ticks at 1,
+// 2 or 5 x 10^k and `axis_label` under it; a finite positive `mark` is a dashed line
+// (<line class="mark">) labelled "LABEL VALUE UNIT".
 std::string bar_chart_svg(const std::string& title,
                           const std::vector<std::pair<std::string, double>>& bars,
-                          const std::string& unit);
+                          const std::string& unit, const std::string& axis_label = "",
+                          const std::optional<BarChartMark>& mark = std::nullopt);
 
 // A minimal standalone HTML page holding `svg` (as returned above) under `title`.
 std::string wrap_html(const std::string& svg, const std::string& title);
-
 
 }  // namespace tacos
