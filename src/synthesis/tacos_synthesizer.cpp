@@ -14,6 +14,7 @@
 #include "greedy_matcher.h"
 #include "reduction.h"
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos {
@@ -191,6 +192,7 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
       Algorithm wave = all_reduce_wave(topology, transposed, all_reduce, pieces, model,
                                        seed + static_cast<std::uint64_t>(w), offset, part);
       offset = wave.collective_time;
+      check_schedule_time(offset, "synthesis");  // waves add up: keep the sum in range
       detail::append(joined, wave);
     }
     joined.synthesizer = "tacos";
@@ -235,23 +237,29 @@ TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transpo
   matcher_threads = 1;
   TrialOutcome first;
   std::exception_ptr failure;
-  std::thread worker([&] {
+  auto first_phase = [&] {
     matcher_threads = 1;
     try {
       first = run_copy(transposed, all_gather, model, seed, false, {});
     } catch (...) {
       failure = std::current_exception();
     }
-  });
+  };
+  std::thread worker;
+  try {
+    worker = std::thread(first_phase);
+  } catch (const std::system_error&) {
+    first_phase();  // under a process or thread limit: one phase after the other
+  }
   TrialOutcome second;
   try {
     second = run_copy(topology, all_gather, model, seed, false, progress);
   } catch (...) {
-    worker.join();
+    if (worker.joinable()) worker.join();
     matcher_threads = saved_threads;
     throw;
   }
-  worker.join();
+  if (worker.joinable()) worker.join();
   matcher_threads = saved_threads;
   if (failure) std::rethrow_exception(failure);
   second.time += first.time;
