@@ -32,8 +32,9 @@ inline const std::filesystem::path& scratch() {
 
 // Generators build legitimately large topologies within tacos's limits (2^24 links, which take
 // seconds and gigabytes under ASan): not findings, but they would trip the fuzzer's time and
-// memory limits. The targets skip generator specs whose sizes multiply past 2^16: the product
-// of every whole number in `spec` (each at least 1).
+// memory limits. The targets skip generator specs whose link count may pass about 2^16: the
+// product of every whole number in `spec` (each at least 1), squared when the spec has a fully
+// connected part ("fc", N^2 links).
 inline bool generator_too_big(std::string_view spec) {
   double product = 1;
   double number = -1;
@@ -46,8 +47,12 @@ inline bool generator_too_big(std::string_view spec) {
       number = -1;
     }
   }
+  if (spec.find("fc") != std::string_view::npos) product *= product;
   return product > 65536;
 }
+
+// describe_topology is exact and quadratic (a Dijkstra per NPU): only small topologies.
+inline constexpr int kDescribeDevices = 256;
 
 inline std::filesystem::path write_scratch(const std::string& name, std::string_view bytes) {
   const std::filesystem::path path = scratch() / name;

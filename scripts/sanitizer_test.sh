@@ -3,8 +3,8 @@
 # Any ASan or UBSan report aborts the process that made it, so its test fails. Extra arguments
 # go to ctest.
 #
-# Sizes: the suite runs in full. Tests that read TACOS_TEST_SCALE (see tests/test_scale.h) use
-# smaller sizes under it; this script sets TACOS_TEST_SCALE=sanitizer unless it is already set.
+# Sizes: the suite runs in full. TACOS_TEST_SCALE=sanitizer is exported (unless already set) for
+# tests that are too slow under ASan to lower their sizes; docs/hardening.md lists those that do.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TACOS_ASAN_BUILD_DIR:-$root/build-asan}"

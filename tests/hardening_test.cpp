@@ -99,27 +99,45 @@ TEST(Hardening, ZeroTimeLinksGiveAnMscclFileThatVerifies) {
 
 TEST(Hardening, ThreadCreationFailureFallsBackToFewerThreads) {
   // RLIMIT_NPROC does not bind root: the run drops to user "nobody", whose processes are counted
-  // by the limit (with few threads allowed, thread creation throws std::system_error).
+  // by the limit; with `ulimit -u 1` no thread can be created (std::system_error). LeakSanitizer
+  // needs a thread at exit, so it is off for the limited runs of the sanitizer build.
   if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
     GTEST_SKIP() << "needs root and setpriv to run under a process limit";
-  const std::string cli = TACOS_CLI_PATH;
-  for (const char* collective : {"all-gather", "all-reduce"}) {
-    const std::string job = std::string("synthesize --topology torus2d:4x4 --collective ") +
-                            collective + " --size 64MiB --chunks-per-npu 2 --time-only --json";
+  const auto limited = [](const std::string& job) {
+    return run_shell(
+        "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" /usr/bin/setpriv "
+        "--reuid=65534 --regid=65534 --clear-groups /bin/bash -c 'ulimit -u 1 && exec " +
+        std::string(TACOS_CLI_PATH) + " " + job + "'");
+  };
+  const auto time_of = [](const std::string& out) {
+    const std::size_t at = out.find("\"collective_time_us\": ");
+    return at == std::string::npos ? -1.0 : std::stod(out.substr(at + 22));
+  };
+  // The trial pool: 20 trials on the one thread there is; the best of 20 seeds is at least as
+  // fast as the best of 4.
+  {
+    const std::string job =
+        "synthesize --topology torus2d:4x4 --size 64MiB --chunks-per-npu 2 --time-only --json";
     const RunResult reference = run_tacos(job + " --threads 1 --trials 4");
     ASSERT_EQ(reference.exit_code, 0) << reference.err;
-    const RunResult limited = run_shell(
-        "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups /bin/sh -c "
-        "'ulimit -u 4 && exec " +
-        cli + " " + job + " --threads 200 --trials 200'");
-    ASSERT_EQ(limited.exit_code, 0) << limited.err;
-    // The best of 200 seeds is at least as fast as the best of 4.
-    const auto time_of = [](const std::string& out) {
-      const std::size_t at = out.find("\"collective_time_us\": ");
-      return at == std::string::npos ? -1.0 : std::stod(out.substr(at + 22));
-    };
-    EXPECT_GT(time_of(limited.out), 0) << limited.out;
-    EXPECT_LE(time_of(limited.out), time_of(reference.out));
+    const RunResult r = limited(job + " --threads 200 --trials 20");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GT(time_of(r.out), 0) << r.out;
+    EXPECT_LE(time_of(r.out), time_of(reference.out));
+  }
+  // All-Reduce phases synthesized on two threads (n^2 K > 4e6 under --time-only) and the
+  // matcher's helper thread (--threads 2): "internal error: Resource temporarily unavailable"
+  // before; now the same result on one thread.
+  {
+    const std::string job =
+        "synthesize --topology torus2d:32x32 --collective all-reduce --size 64MiB "
+        "--chunks-per-npu 4 --time-only --json --threads 2 --trials 1";
+    const RunResult reference = run_tacos(job);
+    ASSERT_EQ(reference.exit_code, 0) << reference.err;
+    const RunResult r = limited(job);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GT(time_of(r.out), 0) << r.out;
+    EXPECT_EQ(time_of(r.out), time_of(reference.out));
   }
 }
 
@@ -172,7 +190,7 @@ TEST(Hardening, WorkAndMemoryAreRefusedUpFront) {
 TEST(Hardening, VerifySaysWhatItChecked) {
   const fs::path dir = scratch_dir("hardening_checks");
   ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --chunks-per-npu 2 "
-                      "--link-model astra --out " +
+                      "--link-model astra --format json,msccl --out " +
                       dir.string())
                 .exit_code,
             0);

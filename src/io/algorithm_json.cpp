@@ -333,14 +333,18 @@ class Reader : public nlohmann::json_sax<json> {
             fail(transfer_field(element_), "expected reduce: 1 (reduce) or 0 (copy), got " + got());
           t.reduce = value == 1;
         } else {
-          // Times stay below 2^60 ps so that replays can add a link's time without overflow.
-          const std::int64_t limit = element_ < 2 ? kMaxInt32 : kMaxScheduleTime;
+          const std::int64_t limit =
+              element_ < 2 ? kMaxInt32 : std::numeric_limits<std::int64_t>::max();
           if (too_large || value < 0 || value > limit)
             fail(transfer_field(element_),
                  std::string("expected ") + kElementNames[element_] +
-                     (element_ < 2 ? " (a device id)"
-                                   : " (a non-negative integer of at most 2^60 ps)") +
-                     ", got " + got());
+                     (element_ < 2 ? " (a device id)" : " (a non-negative integer)") + ", got " +
+                     got());
+          // Times stay below 2^60 ps so that replays can add a link's time without overflow.
+          if (element_ >= 2 && value > kMaxScheduleTime)
+            fail(transfer_field(element_),
+                 std::string("expected ") + kElementNames[element_] + " of at most 2^60 ps (" +
+                     std::to_string(kMaxScheduleTime) + "), got " + got());
           if (element_ == 0) t.src = static_cast<std::int32_t>(value);
           if (element_ == 1) t.dst = static_cast<std::int32_t>(value);
           if (element_ == 2) t.start = value;
