@@ -208,6 +208,10 @@ TEST(AlgorithmJson, ErrorsNameTheField) {
 }
 
 TEST(AlgorithmJson, TransferErrorsNameTheElement) {
+  // Replays add link times to recorded ones: times past 2^60 ps would overflow them.
+  EXPECT_EQ(error_for("[1, 2, 5382813,", "[1, 2, 1152921504606846977,"),
+            "alg.json: field 'transfers[1][2]': expected start_ps of at most 2^60 ps "
+            "(1152921504606846976), got 1152921504606846977");
   EXPECT_EQ(error_for("[1, 2, 5382813,", "[1, 2, -5,"),
             "alg.json: field 'transfers[1][2]': expected start_ps (a non-negative integer), got "
             "-5");

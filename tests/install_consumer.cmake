@@ -3,6 +3,7 @@
 #
 #   cmake -DTACOS_BUILD_DIR=<build> -DCONSUMER_SOURCE_DIR=<tests/consumer> -DWORK_DIR=<scratch>
 #         [-DCONFIG=Release] [-DGENERATOR=...] [-DMAKE_PROGRAM=...] [-DCXX_COMPILER=...]
+#         [-DCXX_FLAGS=...] [-DLINKER_FLAGS=...] (a sanitizer build's flags: its library needs them)
 #         -P install_consumer.cmake
 #
 # WORK_DIR is wiped at the start of every run (a fresh prefix and consumer build each time) and
@@ -47,6 +48,12 @@ if(DEFINED MAKE_PROGRAM AND NOT "${MAKE_PROGRAM}" STREQUAL "")
 endif()
 if(DEFINED CXX_COMPILER AND NOT "${CXX_COMPILER}" STREQUAL "")
   list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
+if(DEFINED CXX_FLAGS AND NOT "${CXX_FLAGS}" STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}")
+endif()
+if(DEFINED LINKER_FLAGS AND NOT "${LINKER_FLAGS}" STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 endif()
 run_step("configuring tests/consumer" "${CMAKE_COMMAND}" ${configure_args})
 

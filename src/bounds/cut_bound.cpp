@@ -99,19 +99,38 @@ std::vector<char> MinCut::solve(double arc_scale, std::span<const double> source
                                 std::span<const double> sink_cap, Algorithm algorithm) {
   Impl& m = *impl_;
   const int n = graph_.vertices;
-  // Capacities become integers: scaled by a power of two so that all finite ones together stay
-  // below 2^52 (relative rounding 2^-53 per arc), "infinite" arcs get 2^60, more than every
-  // finite arc together, so no minimum cut contains one. Integer flows keep both max-flow
-  // algorithms free of floating-point excess and termination trouble.
+  // Capacities become integers (integer flows keep both max-flow algorithms free of
+  // floating-point excess and termination trouble). "Infinite" arcs only have to exceed every
+  // cut made of finite arcs, whose capacity is at most F, the sum of all finite capacities (as
+  // long as no vertex is forced to both sides, some such cut exists): they get F + 1. The flow
+  // algorithms then add capacities up, push-relabel all of the source's at once, so the total
+  // of every arc, F + k (F + 1) for k infinite arcs, must stay inside 64 bits: finite
+  // capacities are scaled by a power of two so that F <= 2^61 / (k + 2) (and at most 2^52, the
+  // precision of a double, relative rounding 2^-53 per arc). Overflowing that sum was
+  // undefined behaviour inside Boost (all-to-all bounds, with many forced vertices).
   double finite = 0;
+  int infinite_arcs = 0;
   for (const Arc& a : graph_.arcs) finite += arc_scale * a.bandwidth_gbps;
   for (int v = 0; v < n; ++v) {
-    if (source_cap[v] > 0) finite += source_cap[v];
-    if (sink_cap[v] > 0) finite += sink_cap[v];
+    for (const double c : {source_cap[v], sink_cap[v]}) {
+      if (c > 0) finite += c;
+      if (c < 0) ++infinite_arcs;
+    }
   }
-  const double scale = finite > 0 ? std::ldexp(1.0, 52 - std::ilogb(finite) - 1) : 1.0;
-  constexpr long long kInfinite = 1LL << 60;
-  auto integer = [scale](double x) { return x < 0 ? kInfinite : std::llround(x * scale); };
+  const int budget_bits =
+      std::min(52, 61 - static_cast<int>(std::ceil(std::log2(infinite_arcs + 2.0))));
+  const double scale = finite > 0 ? std::ldexp(1.0, budget_bits - std::ilogb(finite) - 1) : 1.0;
+  // Each rounded capacity is at most its scaled value + 0.5: F stays below 2^budget_bits plus
+  // half a unit per arc.
+  long long finite_total = 0;
+  auto rounded = [scale](double x) { return std::llround(x * scale); };
+  for (const Arc& a : graph_.arcs) finite_total += rounded(arc_scale * a.bandwidth_gbps);
+  for (int v = 0; v < n; ++v) {
+    if (source_cap[v] > 0) finite_total += rounded(source_cap[v]);
+    if (sink_cap[v] > 0) finite_total += rounded(sink_cap[v]);
+  }
+  const long long infinite = finite_total + 1;
+  auto integer = [&](double x) { return x < 0 ? infinite : rounded(x); };
   auto cap = boost::get(boost::edge_capacity, m.g);
   for (std::size_t i = 0; i < graph_.arcs.size(); ++i)
     cap[m.arc_edges[i]] = integer(arc_scale * graph_.arcs[i].bandwidth_gbps);

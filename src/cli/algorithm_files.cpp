@@ -70,7 +70,13 @@ Topology pick_topology(const TopologyOptions& topology, bool given, int npus, st
     return topology.load();
   }
   spec = "fc:" + std::to_string(npus);
-  return generate_topology(spec, LinkParams{});
+  // fc:N has N(N-1) links: beyond the generators' link limit, say which default failed.
+  try {
+    return generate_topology(spec, LinkParams{});
+  } catch (const Error& e) {
+    throw Error("no --topology given, so the default " + spec + " was tried: " + e.what() +
+                "; give --topology");
+  }
 }
 
 }  // namespace

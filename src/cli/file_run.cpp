@@ -60,7 +60,19 @@ nlohmann::ordered_json outcome_json(const Outcome& outcome, const std::string& m
   if (outcome.loaded.trace) out["compute_nodes"] = outcome.compute_nodes;
   out["verified"] =
       outcome.check.has_value() && outcome.check->ok && (!outcome.recorded || outcome.recorded->ok);
-  if (outcome.loaded.algorithm) out["recorded_times_checked"] = outcome.recorded.has_value();
+  if (outcome.loaded.algorithm) {
+    out["recorded_times_checked"] = outcome.recorded.has_value();
+    // What was checked, by name: the semantics on the simulated schedule always; the file's
+    // own times (a transfer starts only once its source holds the chunk, no link carries two
+    // transfers at once under the file's link model) when it records them.
+    nlohmann::ordered_json checks = nlohmann::ordered_json::array({"postconditions"});
+    if (outcome.recorded) {
+      checks.push_back("causality");
+      checks.push_back("link_occupancy");
+      out["recorded_link_model"] = to_string(outcome.loaded.algorithm->link_model);
+    }
+    out["checks"] = checks;
+  }
   if (outcome.recorded && !outcome.recorded->ok)
     out["verify_error"] = "recorded times: " + outcome.recorded->error;
   else if (!outcome.check)

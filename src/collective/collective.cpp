@@ -7,6 +7,11 @@
 namespace tacos {
 namespace {
 
+// 2^24 NPUs (the generators' limit) and 2^24 chunks (256 MiB of chunk descriptions; a synthesis
+// keeps a bit per NPU and chunk on top).
+constexpr std::int64_t kMaxCollectiveNpus = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxChunks = std::int64_t{1} << 24;
+
 struct KindName {
   CollectiveKind kind;
   std::string_view name;
@@ -45,12 +50,27 @@ bool has_root(CollectiveKind kind) {
          kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter;
 }
 
-Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size,
-                            int chunks_per_npu, std::vector<NpuId> members, NpuId root) {
+Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size, int chunks_per_npu,
+                            std::vector<NpuId> members, NpuId root) {
   if (topology_npus <= 0) throw Error("collective: the topology has no NPUs");
   if (chunks_per_npu <= 0)
     throw Error("--chunks-per-npu: must be at least 1, got " + std::to_string(chunks_per_npu));
   if (size <= 0) throw Error("--size: must be greater than zero");
+  // Work and memory grow with the NPU and chunk counts: refuse before allocating anything.
+  if (topology_npus > kMaxCollectiveNpus)
+    throw Error("collective: " + std::to_string(topology_npus) + " NPUs, more than the " +
+                std::to_string(kMaxCollectiveNpus) + " tacos handles");
+  {
+    const std::int64_t n =
+        members.empty() ? topology_npus : static_cast<std::int64_t>(members.size());
+    const std::int64_t per_buffer =
+        kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce ? 1 : n;
+    const std::int64_t pairs = kind == CollectiveKind::kAllToAll ? n * n : per_buffer;
+    if (pairs > kMaxChunks / chunks_per_npu)
+      throw Error("collective: " + std::to_string(n) + " NPUs with " +
+                  std::to_string(chunks_per_npu) + " chunk(s) per NPU make more than the " +
+                  std::to_string(kMaxChunks) + " chunks tacos handles (--chunks-per-npu)");
+  }
   Collective c;
   c.kind_ = kind;
   c.size_ = size;
@@ -69,8 +89,8 @@ Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size,
     if (i > 0 && sorted[i] == sorted[i - 1])
       throw Error("--npus: NPU " + std::to_string(sorted[i]) + " is listed twice");
   }
-  if (sorted.size() < 2) throw Error("collective: needs at least 2 NPUs, got " +
-                                     std::to_string(sorted.size()));
+  if (sorted.size() < 2)
+    throw Error("collective: needs at least 2 NPUs, got " + std::to_string(sorted.size()));
   c.members_ = std::move(sorted);
   c.member_index_.assign(topology_npus, -1);
   for (int i = 0; i < c.num_members(); ++i) c.member_index_[c.members_[i]] = i;
@@ -88,8 +108,8 @@ Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size,
   const Bytes divisor = per_buffer ? k : static_cast<Bytes>(n) * k;
   c.chunk_bytes_ = size / divisor;
   if (c.chunk_bytes_ < 1)
-    throw Error("--size: " + std::to_string(size) + " bytes split into " +
-                std::to_string(divisor) + " chunks leaves less than one byte per chunk");
+    throw Error("--size: " + std::to_string(size) + " bytes split into " + std::to_string(divisor) +
+                " chunks leaves less than one byte per chunk");
 
   const int root_index = c.root_ >= 0 ? c.member_index_[c.root_] : 0;
   auto add = [&](int src_offset, int src_count, int dst_offset, int dst_count) {

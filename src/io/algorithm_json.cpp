@@ -51,6 +51,7 @@
 #include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
 #include "tacos/common/link_model.h"
+#include "tacos/common/time_limit.h"
 
 namespace tacos {
 namespace {
@@ -339,6 +340,11 @@ class Reader : public nlohmann::json_sax<json> {
                  std::string("expected ") + kElementNames[element_] +
                      (element_ < 2 ? " (a device id)" : " (a non-negative integer)") + ", got " +
                      got());
+          // Times stay below 2^60 ps so that replays can add a link's time without overflow.
+          if (element_ >= 2 && value > kMaxScheduleTime)
+            fail(transfer_field(element_),
+                 std::string("expected ") + kElementNames[element_] + " of at most 2^60 ps (" +
+                     std::to_string(kMaxScheduleTime) + "), got " + got());
           if (element_ == 0) t.src = static_cast<std::int32_t>(value);
           if (element_ == 1) t.dst = static_cast<std::int32_t>(value);
           if (element_ == 2) t.start = value;
@@ -592,8 +598,7 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
   }
   algorithm.collective_time = last_end;
   if (const json* value = fields.find("collective_time_ps"))
-    algorithm.collective_time =
-        fields.integer("collective_time_ps", *value, 0, std::numeric_limits<Time>::max());
+    algorithm.collective_time = fields.integer("collective_time_ps", *value, 0, kMaxScheduleTime);
   return algorithm;
 }
 

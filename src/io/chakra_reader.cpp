@@ -20,6 +20,7 @@
 
 #include "proto/et_def.pb.h"
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/io/chakra.h"
 
 namespace tacos {
@@ -353,6 +354,13 @@ void read_rank(const std::string& file, int rank, int npus, EtRank& out) {
     n.name = node.name();
     n.type = static_cast<EtNodeType>(node.type());
     n.duration_micros = node.duration_micros();
+    // One node may take at most 2^50 ps, as one message may: the replay adds such durations to
+    // 64-bit picosecond clocks (a value near 2^64 used to read as -1 us).
+    if (n.duration_micros > static_cast<std::uint64_t>(kMaxStepTime / kPicosPerMicro))
+      throw Error(where + ": node " + std::to_string(node.id()) + ": duration_micros " +
+                  std::to_string(n.duration_micros) + " is more than the " +
+                  std::to_string(kMaxStepTime / kPicosPerMicro) +
+                  " us (2^50 ps) one node may take");
     data_ids.emplace_back(node.data_deps().begin(), node.data_deps().end());
     ctrl_ids.emplace_back(node.ctrl_deps().begin(), node.ctrl_deps().end());
     std::int64_t comm_src = -1, comm_dst = -1;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/io/chakra.h"
 #include "tacos/topology/switch_routes.h"
@@ -279,6 +280,7 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   while (!events.empty()) {
     const Event e = events.top();
     events.pop();
+    check_schedule_time(e.time, trace.prefix);
     switch (e.kind) {
       case EventKind::kLinkFree: {
         auto& queue = link_queue[e.id];

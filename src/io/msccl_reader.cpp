@@ -56,6 +56,7 @@
 
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/io/msccl_xml.h"
 
@@ -901,6 +902,7 @@ class Reader {
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
+      check_schedule_time(e.time, name_);
       switch (e.kind) {
         case 0:
           arrive(e.id, e.time);

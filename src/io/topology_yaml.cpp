@@ -260,6 +260,22 @@ Topology read_links(const Reader& r, const YAML::Node& root) {
       add(Link{entry.link.dst, entry.link.src, entry.link.bandwidth_gbps, entry.link.latency_ps},
           links[i]);
   }
+  // A switch without links carries nothing, yet every device costs memory and work in each
+  // later pass: 2 NPUs and 16M unused switches took gigabytes. Refuse them up front.
+  {
+    std::vector<char> linked(static_cast<std::size_t>(switches), 0);
+    int used = 0;
+    for (const Link& l : result)
+      for (const DeviceId d : {l.src, l.dst})
+        if (d >= npus && !linked[d - npus]) {
+          linked[d - npus] = 1;
+          ++used;
+        }
+    if (used < switches)
+      r.fail(root["switches"], "switches: " + std::to_string(switches) + " declared but only " +
+                                   std::to_string(used) +
+                                   " of them have links (every switch needs a link)");
+  }
   try {
     return Topology(npus, switches, std::move(result), r.path());
   } catch (const Error& e) {

@@ -23,6 +23,7 @@
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
 
@@ -378,6 +379,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   while (!events.empty()) {
     const Event e = events.top();
     events.pop();
+    check_schedule_time(e.time, "simulation");
     if (e.kind == kLinkFree) {
       link_free[e.id] = 1;
       try_start(static_cast<LinkId>(e.id), e.time);

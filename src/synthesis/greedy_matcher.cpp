@@ -4,9 +4,11 @@
 #include <limits>
 #include <queue>
 #include <span>
+#include <system_error>
 #include <thread>
 
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
 
@@ -90,6 +92,14 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     moving_.assign(chunks_, 0);
     destination_.assign(chunks_, -1);
   } else {
+    // A bit per NPU and chunk (twice on heterogeneous links): say so before allocating it.
+    constexpr double kMaxBits = 34359738368.0;  // 2^35 bits, 4 GiB
+    if (static_cast<double>(npus_) * chunks_ > kMaxBits)
+      throw Error("synthesize: " + std::to_string(npus_) + " NPUs x " + std::to_string(chunks_) +
+                  " chunks need " +
+                  std::to_string(static_cast<long long>(static_cast<double>(npus_) * chunks_ / 8 /
+                                                        (1 << 30))) +
+                  " GiB of chunk bitsets, more than the 4 GiB limit (use fewer chunks per NPU)");
     has_.resize(npus_, chunks_);
     if (std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(), 1) !=
         heterogeneous_ingress_.end())
@@ -754,9 +764,15 @@ void GreedyMatcher::match_queued_links(Time now) {
   outputs_[0].clear();
   outputs_[1].clear();
   if (split < count) {
-    std::thread helper([&] { match_range(split, count, now, outputs_[1]); });
+    std::thread helper;
+    try {
+      helper = std::thread([&] { match_range(split, count, now, outputs_[1]); });
+    } catch (const std::system_error&) {
+      // Under a process or thread limit: the same two ranges on this thread, same result.
+      match_range(split, count, now, outputs_[1]);
+    }
     match_range(0, split, now, outputs_[0]);
-    helper.join();
+    if (helper.joinable()) helper.join();
   } else {
     match_range(0, count, now, outputs_[0]);
   }
@@ -819,9 +835,14 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
     }
   };
   outputs_[1].idle.clear();
-  std::thread helper([&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
+  std::thread helper;
+  try {
+    helper = std::thread([&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
+  } catch (const std::system_error&) {
+    run_range(split, bucket.size(), outputs_[1].idle, delivered[1]);  // same result, one thread
+  }
   run_range(0, split, queued_, delivered[0]);
-  helper.join();
+  if (helper.joinable()) helper.join();
   queued_.insert(queued_.end(), outputs_[1].idle.begin(), outputs_[1].idle.end());
   for (std::uint32_t event : bucket)
     if (!(event & kFreeEventBit)) free_flights_.push_back(event);
@@ -844,6 +865,7 @@ void GreedyMatcher::run() {
     if (events_.empty()) break;
     auto node = events_.extract(events_.begin());
     now = node.key();
+    check_schedule_time(now, "synthesis");
     std::vector<std::uint32_t>& bucket = node.mapped();
     if (match_threads_ > 1 && bucket.size() >= kParallelBatch)
       arrive_in_parallel(bucket, now);

@@ -14,6 +14,7 @@
 #include "greedy_matcher.h"
 #include "reduction.h"
 #include "tacos/common/error.h"
+#include "tacos/common/time_limit.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos {
@@ -214,6 +215,7 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
         }();
         detail::append(joined, detail::remap_chunks(planned[w], all_reduce, identity, offset));
         offset += overlap > 0 ? reduced_at[w] * overlap / 4 : planned[w].collective_time;
+        check_schedule_time(offset, "synthesis");  // waves add up: keep the sum in range
       }
       joined.synthesizer = "tacos";
       joined.link_model = model;
@@ -258,23 +260,29 @@ TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transpo
   matcher_threads = 1;
   TrialOutcome first;
   std::exception_ptr failure;
-  std::thread worker([&] {
+  auto first_phase = [&] {
     matcher_threads = 1;
     try {
       first = run_copy(transposed, all_gather, model, seed, false, {});
     } catch (...) {
       failure = std::current_exception();
     }
-  });
+  };
+  std::thread worker;
+  try {
+    worker = std::thread(first_phase);
+  } catch (const std::system_error&) {
+    first_phase();  // under a process or thread limit: one phase after the other
+  }
   TrialOutcome second;
   try {
     second = run_copy(topology, all_gather, model, seed, false, progress);
   } catch (...) {
-    worker.join();
+    if (worker.joinable()) worker.join();
     matcher_threads = saved_threads;
     throw;
   }
-  worker.join();
+  if (worker.joinable()) worker.join();
   matcher_threads = saved_threads;
   if (failure) std::rethrow_exception(failure);
   second.time += first.time;
