@@ -28,8 +28,9 @@ const std::map<std::string, std::regex>& masks() {
       {"peak_memory_mib", std::regex(R"(("peak_memory_mib": )[-0-9.e+]+)")},
       {"synthesis_time", std::regex(R"((synthesis time +)[0-9.]+ s)")},
       {"peak_memory", std::regex(R"((peak memory +)[0-9.]+ MiB)")},
-      // compare's "synthesis (s)" column: the number before the verified column.
-      {"synthesis_column", std::regex(R"(( )[0-9]+\.[0-9]{3}(?=  (yes|no)$))")},
+      // compare's "synthesis (s)" column: the number before the verified column, with the
+      // padding that right-aligns it (its width changes with the time).
+      {"synthesis_column", std::regex(R"(( ) *[0-9]+\.[0-9]{3}(?=  (yes|no)$))")},
   };
   return table;
 }
