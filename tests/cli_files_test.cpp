@@ -175,12 +175,6 @@ TEST(CliOut, FormatWithoutOutAndNoSubcommandAreErrors) {
   EXPECT_EQ(run_tacos("--help").exit_code, 0);
 }
 
-}  // namespace
-}  // namespace tacos_test
-
-namespace tacos_test {
-namespace {
-
 TEST(CliVerify, ChecksTheRecordedTimesOfJsonFiles) {
   // Every transfer squeezed into [0, 1] ps: the re-simulated schedule is fine, the file is not.
   const fs::path dir = scratch_dir("verify_recorded");
@@ -203,12 +197,6 @@ TEST(CliVerify, ChecksTheRecordedTimesOfJsonFiles) {
       << bad.err;
   fs::remove_all(dir);
 }
-
-}  // namespace
-}  // namespace tacos_test
-
-namespace tacos_test {
-namespace {
 
 TEST(CliVisualize, ReadsEveryFormatAndDefaultsTheTopology) {
   const fs::path dir = scratch_dir("visualize_formats");
@@ -234,12 +222,6 @@ TEST(CliVisualize, ReadsEveryFormatAndDefaultsTheTopology) {
   fs::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace tacos_test
-
-namespace tacos_test {
-namespace {
-
 TEST(CliHelp, FileCommandsShowNoMisleadingDefaultTopology) {
   // Without --topology they use a fully connected topology of the file's NPUs, not torus2d:8x8.
   for (const char* command : {"simulate", "verify", "convert", "visualize"}) {
@@ -249,12 +231,6 @@ TEST(CliHelp, FileCommandsShowNoMisleadingDefaultTopology) {
     EXPECT_NE(help.out.find("fully connected"), std::string::npos) << command;
   }
 }
-
-}  // namespace
-}  // namespace tacos_test
-
-namespace tacos_test {
-namespace {
 
 TEST(CliVerify, OtherToolsXmlNeedsNoSize) {
   const fs::path sample = fs::path(TACOS_SHARED_DATA_DIR) / "msccl" / "allreduce_ring_3gpus.xml";
@@ -276,12 +252,6 @@ TEST(CliFormats, HugeMscclRootTagIsAnErrorNotACrash) {
       << r.err;
   fs::remove(path);
 }
-
-}  // namespace
-}  // namespace tacos_test
-
-namespace tacos_test {
-namespace {
 
 // An --out that cannot be written is the user's input: a one-line error and exit 1 (main said
 // "internal error" and exited 3 for a name too long), and nothing is left behind.
@@ -337,12 +307,6 @@ TEST(CliVerify, MscclAllReduceIsCheckedForBothCalls) {
       << bad.err;
   fs::remove_all(dir);
 }
-
-}  // namespace
-}  // namespace tacos_test
-
-namespace tacos_test {
-namespace {
 
 // --msccl-* flags shape the MSCCL file only: without one to write they are errors, not ignored.
 TEST(CliOut, MscclFlagsWithoutAnMscclFileAreErrors) {

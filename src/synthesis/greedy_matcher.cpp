@@ -1,6 +1,7 @@
 #include "greedy_matcher.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <queue>
 #include <span>
@@ -48,7 +49,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   // A broadcast root holds every chunk from the start: look further down its log for the rarest.
   window_capacity_ =
       unicast_ || kind == CollectiveKind::kBroadcast || (topology.switches() > 0 && seed % 2 == 0)
-          ? 32
+          ? kMaxWindow
           : 8;
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
@@ -559,7 +560,7 @@ int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int
     return best;
   }
   // One draw among the best-scoring entries (a draw per tie would cost a hash each).
-  std::int64_t scores[256];
+  std::array<std::int64_t, kMaxWindow> scores;
   std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
   std::uint32_t ties = 0;
   for (int i = 0; i < size; ++i) {

@@ -47,6 +47,8 @@ class BitMatrix {
 // Copy collectives on more NPUs than this (other than Broadcast) draw chunks uniformly instead of
 // rarest first: the same quality at that scale, a quarter less synthesis time.
 inline constexpr int kRarestFirstNpus = 1024;
+// The most candidates a link's window holds (window sizes are stored in a byte).
+inline constexpr int kMaxWindow = 32;
 
 class GreedyMatcher {
  public:

@@ -109,11 +109,11 @@ Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
   return remapped;
 }
 
-void append(Algorithm& whole, const Algorithm& part) {
+void append(Algorithm& whole, const Algorithm& part, Time offset) {
   whole.reserve(whole.transfers().size() + part.transfers().size());
   for (const Transfer& t : part.transfers())
-    whole.add_transfer(t.src, t.dst, t.start, t.end, part.chunks(t), t.reduce);
-  whole.collective_time = std::max(whole.collective_time, part.collective_time);
+    whole.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, part.chunks(t), t.reduce);
+  whole.collective_time = std::max(whole.collective_time, part.collective_time + offset);
 }
 
 }  // namespace tacos::detail

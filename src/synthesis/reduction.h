@@ -27,7 +27,7 @@ void compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
 Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
                        const std::vector<ChunkId>& map, Time offset);
 
-// Appends every transfer of `part` to `whole` (same chunk numbering).
-void append(Algorithm& whole, const Algorithm& part);
+// Appends every transfer of `part` to `whole` (same chunk numbering), times shifted by `offset`.
+void append(Algorithm& whole, const Algorithm& part, Time offset = 0);
 
 }  // namespace tacos::detail

@@ -109,12 +109,11 @@ Algorithm synthesize_reduction(const Topology& topology, const Topology& transpo
 }
 
 // All-Reduce over the chunk pieces in `pieces` (indexes 0..K-1 of each member's share): a
-// Reduce-Scatter then an All-Gather of those chunks, laid one after the other from `offset`,
+// Reduce-Scatter then an All-Gather of those chunks, laid one after the other from time 0,
 // chunk ids in the All-Reduce's numbering.
 Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
                           const Collective& all_reduce, const std::vector<int>& pieces,
-                          LinkModel model, std::uint64_t seed, Time offset,
-                          const ProgressCallback& progress) {
+                          LinkModel model, std::uint64_t seed, const ProgressCallback& progress) {
   const int k = all_reduce.chunks_per_npu();
   const int wave_k = static_cast<int>(pieces.size());
   const int n = all_reduce.num_members();
@@ -156,9 +155,9 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
       for (int q = 0; q < wave_k; ++q) gather_map[by_send[q]] = map[by_done[q]];
     }
   }
-  Algorithm wave = detail::remap_chunks(reduced, all_reduce, map, offset);
+  Algorithm wave = detail::remap_chunks(reduced, all_reduce, map, 0);
   detail::append(wave, detail::remap_chunks(*gathered.algorithm, all_reduce, gather_map,
-                                            offset + reduced.collective_time));
+                                            reduced.collective_time));
   return wave;
 }
 
@@ -195,7 +194,7 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
           progress((option + (w + f) / waves) / options);
         };
       planned.push_back(all_reduce_wave(topology, transposed, all_reduce, pieces, model,
-                                        seed + static_cast<std::uint64_t>(w), 0, part));
+                                        seed + static_cast<std::uint64_t>(w), part));
       Time rs_end = 0;
       for (const Transfer& t : planned.back().transfers())
         if (t.reduce) rs_end = std::max(rs_end, t.end);
@@ -208,12 +207,7 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
       Algorithm joined(all_reduce);
       Time offset = 0;
       for (int w = 0; w < waves; ++w) {
-        const std::vector<ChunkId> identity = [&] {
-          std::vector<ChunkId> ids(static_cast<std::size_t>(all_reduce.num_chunks()));
-          for (ChunkId c = 0; c < all_reduce.num_chunks(); ++c) ids[c] = c;
-          return ids;
-        }();
-        detail::append(joined, detail::remap_chunks(planned[w], all_reduce, identity, offset));
+        detail::append(joined, planned[w], offset);
         offset += overlap > 0 ? reduced_at[w] * overlap / 4 : planned[w].collective_time;
         check_schedule_time(offset, "synthesis");  // waves add up: keep the sum in range
       }
