@@ -16,6 +16,7 @@
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/synthesis/synthesizer.h"
+#include "tree_packing.h"
 
 namespace tacos {
 namespace {
@@ -216,6 +217,14 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
       if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
       if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
     }
+  }
+  // Reduce-Scatter + All-Gather loads an NPU by its share, not its links: a mesh corner relays
+  // as much as its centre. Spanning trees packed over the links, each reducing and broadcasting
+  // its chunks, load every link alike (tree_packing.h); kept when faster.
+  if (mode == AllReduceMode::kPipelined) {
+    std::optional<Algorithm> trees =
+        detail::best_tree_packing_all_reduce(topology, all_reduce, model, seed);
+    if (trees && trees->collective_time < best->collective_time) best = std::move(*trees);
   }
   return std::move(*best);
 }
