@@ -13,6 +13,7 @@
 
 #include "greedy_matcher.h"
 #include "reduction.h"
+#include "routed_unicast.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/synthesis/synthesizer.h"
@@ -301,12 +302,22 @@ Trial make_trial(const Topology& topology, const Collective& collective,
   switch (collective.kind()) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kBroadcast:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-    case CollectiveKind::kAllToAll:
       return [&topology, &collective, model, keep](std::uint64_t seed,
                                                    const ProgressCallback& progress) {
         return run_copy(topology, collective, model, seed, keep, progress);
+      };
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+    case CollectiveKind::kAllToAll:
+      // Every chunk goes to one NPU: the flows routed against each other's load are kept when
+      // faster than the greedy's hop-by-hop routes (routed_unicast.h).
+      return [&topology, &collective, model, keep](std::uint64_t seed,
+                                                   const ProgressCallback& progress) {
+        TrialOutcome greedy = run_copy(topology, collective, model, seed, keep, progress);
+        std::optional<Algorithm> flows = detail::routed_unicast(topology, collective, model, seed);
+        if (flows && flows->collective_time < greedy.time)
+          return outcome_of(std::move(*flows), seed, keep);
+        return greedy;
       };
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduce: {
