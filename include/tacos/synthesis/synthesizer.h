@@ -42,7 +42,11 @@ struct SynthesisResult {
   double seconds = 0;                 // wall time of synthesis alone (all trials)
 };
 
-// The TACOS greedy time-expanded-network matching (DESIGN.md) for every collective kind.
+// The TACOS greedy time-expanded-network matching (DESIGN.md) for every collective kind. On
+// fabrics without switch devices two more constructions compete and the fastest is kept: for
+// All-Reduce (pipelined mode), packed spanning trees that reduce up and broadcast down; for
+// Gather, Scatter and All-to-All, every chunk routed as a flow against the others' load, then
+// list-scheduled (src/synthesis/tree_packing.h, routed_unicast.h).
 // Switch devices are planned through natively (SwitchRoutes: a message holds each port of its
 // route in turn, store-and-forward, and is only sent when every port is free in time);
 // Topology::unwind_switches gives the TACOS paper's model instead. Throws Error
