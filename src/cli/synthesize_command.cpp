@@ -46,6 +46,16 @@ struct SynthesizeCommand {
                 format_bytes(coll.size()).c_str(), coll.chunks_per_npu(),
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
+    if (algorithm == "tacos") {
+      if (!run.portfolio_skipped.empty())
+        std::printf("  portfolio        not run (%s): the TACOS greedy's schedule\n",
+                    run.portfolio_skipped.c_str());
+      else if (run.portfolio_winner == "tacos")
+        std::printf("  portfolio        the TACOS greedy's schedule (no baseline is faster)\n");
+      else
+        std::printf("  portfolio        %s's schedule (the TACOS greedy alone: %s us)\n",
+                    run.portfolio_winner.c_str(), format_micros(run.greedy_time).c_str());
+    }
     std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n", report.algbw_gbps,
                 report.busbw_gbps);
     if (report.lower_bound_us)
@@ -79,6 +89,7 @@ void add_synthesize_command(CLI::App& app) {
   cmd->job.topology.add_to(*sub);
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
+  cmd->job.flags.add_portfolio_to(*sub);
   sub->add_option("--algorithm", cmd->job.algorithm,
                   "tacos (synthesized) or a baseline: ring, direct, rhd, dbt, hierarchical")
       ->capture_default_str();
