@@ -192,10 +192,10 @@ def _topology(topology):
 
 
 def _portfolio_text(portfolio):
-    if portfolio is True or portfolio == "on":
-        return "on"
-    if portfolio is False or portfolio == "off":
-        return "off"
+    if isinstance(portfolio, bool):
+        return "on" if portfolio else "off"
+    if isinstance(portfolio, str):
+        return portfolio  # "on" or "off"; anything else gets the command line's error
     raise Error(f"--portfolio: expected True, False, 'on' or 'off', got {portfolio!r}")
 
 
