@@ -63,7 +63,10 @@ struct SynthesizeCommand {
                   *report.bound_ratio);
     std::printf("  transfers        %lld (%s)\n", static_cast<long long>(run.result.transfers),
                 run.verified ? "verified" : "not kept: --time-only");
-    if (algorithm == "tacos")
+    if (algorithm == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")
+      std::printf("  synthesis time   %.3f s (the greedy's %d trial(s) and the baselines)\n",
+                  run.result.seconds, job.collective.trials);
+    else if (algorithm == "tacos")
       std::printf("  synthesis time   %.3f s (%d trial(s), best seed %llu)\n", run.result.seconds,
                   job.collective.trials, static_cast<unsigned long long>(run.result.seed));
     else
