@@ -151,7 +151,8 @@ TEST(Portfolio, TimeOnlyAndLargeSystemsRunTheGreedyAlone) {
 TEST(Portfolio, TacosRowIsNeverSlowerThanAnyBaselineRow) {
   const char* const topologies[] = {"ring:6", "switch:8", "mesh2d:3x3 --bandwidth 50,25",
                                     "fattree:4x2x2 --bandwidth 50,200", "dgx-a100:1"};
-  const char* const collectives[] = {"all-gather", "all-reduce", "broadcast", "reduce-scatter"};
+  const char* const collectives[] = {"all-gather", "reduce-scatter", "all-reduce", "broadcast",
+                                     "reduce",     "gather",         "scatter",    "all-to-all"};
   const char* const variants[] = {"--chunks-per-npu 1", "--chunks-per-npu 4 --link-model astra"};
   int baseline_wins = 0;
   for (const char* topology : topologies)
