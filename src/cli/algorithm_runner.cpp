@@ -208,7 +208,8 @@ AlgorithmRun run_algorithm_searching_chunks(const std::string& name, const Topol
     greedy.result.seconds = seconds;
     return greedy;
   }
-  AlgorithmRun kept = built ? std::move(*built) : *best;
+  // The winner is either the baseline built here last or a known run (copied).
+  AlgorithmRun kept = built && best == &*built ? std::move(*built) : *best;
   kept.name = "tacos";
   kept.portfolio_winner = winner;
   kept.greedy_time = greedy.greedy_time;
