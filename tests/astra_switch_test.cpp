@@ -61,8 +61,8 @@ TEST_P(AstraSwitch, RunsToTheReportedTime) {
   const fs::path dir = scratch_dir("astra_" + topology.substr(7) + "_" + collective + "_" + size +
                                    "_" + std::to_string(k));
   const RunResult r =
-      run_tacos("synthesize --topology " + topology + " --collective " + collective + " --size " +
-                size + " --chunks-per-npu " + std::to_string(k) +
+      run_tacos("synthesize --portfolio off --topology " + topology + " --collective " +
+                collective + " --size " + size + " --chunks-per-npu " + std::to_string(k) +
                 " --link-model astra --json --format chakra --out " + (dir / "b").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const double tacos_ns = nlohmann::json::parse(r.out)["collective_time_us"].get<double>() * 1e3;
@@ -103,7 +103,7 @@ TEST(AstraSwitch, TacosModelBundlesSayWhatAstraSimWillPrint) {
       const std::string what = "seed " + std::to_string(seed) + " K " + std::to_string(k);
       fs::remove_all(dir / "b");
       const RunResult r = run_tacos(
-          "synthesize --topology switch:8 --size 1MiB --json --format "
+          "synthesize --portfolio off --topology switch:8 --size 1MiB --json --format "
           "chakra --seed " +
           std::to_string(seed) + " --chunks-per-npu " + std::to_string(k) + " --out " +
           (dir / "b").string());
@@ -124,11 +124,12 @@ TEST(AstraRun, RunsABundleAndNamesDeadlockedRanks) {
   if (!fs::exists(astra_binary()))
     GTEST_SKIP() << "ASTRA-sim not found at " << astra_binary() << " (../shared absent)";
   const fs::path dir = scratch_dir("astra_run");
-  ASSERT_EQ(run_tacos("synthesize --topology ring:8 --collective all-reduce --size 1MiB "
-                      "--chunks-per-npu 4 --link-model astra --format chakra --out " +
-                      (dir / "b").string())
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_tacos("synthesize --portfolio off --topology ring:8 --collective all-reduce --size 1MiB "
+                "--chunks-per-npu 4 --link-model astra --format chakra --out " +
+                (dir / "b").string())
+          .exit_code,
+      0);
   const std::string binary = " --astra-sim " + astra_binary().string();
   const RunResult ok = run_tacos("astra-run " + (dir / "b").string() + binary + " --json");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
@@ -161,10 +162,11 @@ TEST_P(AstraRooted, RunsForRealAndTacosSaysTheTime) {
     GTEST_SKIP() << "ASTRA-sim not found at " << astra_binary() << " (../shared absent)";
   const std::string kind = GetParam();
   const fs::path dir = scratch_dir("astra_rooted_" + kind);
-  const RunResult r = run_tacos("synthesize --topology ring:8 --collective " + kind +
-                                " --size 1MiB --chunks-per-npu 4 --link-model astra --json "
-                                "--format chakra --out " +
-                                (dir / "b").string());
+  const RunResult r =
+      run_tacos("synthesize --portfolio off --topology ring:8 --collective " + kind +
+                " --size 1MiB --chunks-per-npu 4 --link-model astra --json "
+                "--format chakra --out " +
+                (dir / "b").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   const double expected_ns = out["astra_sim"]["expected_time_us"].get<double>() * 1e3;
@@ -198,9 +200,9 @@ TEST_P(AstraMatrix, AstraSimPrintsWhatTacosSays) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   const fs::path dir = scratch_dir("astra_matrix_" + tag);
   const RunResult r =
-      run_tacos("synthesize --topology " + topology + " --collective " + collective + " --size " +
-                size + " --chunks-per-npu " + std::to_string(k) + " --link-model " + model +
-                " --json --format chakra --out " + (dir / "b").string());
+      run_tacos("synthesize --portfolio off --topology " + topology + " --collective " +
+                collective + " --size " + size + " --chunks-per-npu " + std::to_string(k) +
+                " --link-model " + model + " --json --format chakra --out " + (dir / "b").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   const double expected_ns = out["astra_sim"]["expected_time_us"].get<double>() * 1e3;
@@ -245,11 +247,11 @@ TEST_P(AstraMultiDim, CongestionUnawareTimeIsPredicted) {
   for (char& c : tag)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   const fs::path dir = scratch_dir("astra_multidim_" + tag);
-  const RunResult r =
-      run_tacos("synthesize --topology " + topology + " --collective " + collective +
-                " --size 1MiB --chunks-per-npu 4 --link-model astra --json "
-                "--format chakra --out " +
-                (dir / "b").string());
+  const RunResult r = run_tacos("synthesize --portfolio off --topology " + topology +
+                                " --collective " + collective +
+                                " --size 1MiB --chunks-per-npu 4 --link-model astra --json "
+                                "--format chakra --out " +
+                                (dir / "b").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["astra_sim"]["backend"], "congestion_unaware");
@@ -282,11 +284,12 @@ TEST(AstraSamples, CustomRingAllReduceRunsAsTacosSimulatesIt) {
   if (!fs::exists(astra_binary()) || !fs::exists(sample))
     GTEST_SKIP() << "ASTRA-sim or the Chakra sample not found (../shared absent)";
   const fs::path dir = scratch_dir("astra_sample");
-  ASSERT_EQ(run_tacos("synthesize --topology ring:8 --collective all-reduce --size 1MiB "
-                      "--link-model astra --format chakra --out " +
-                      (dir / "b").string())
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_tacos("synthesize --portfolio off --topology ring:8 --collective all-reduce --size 1MiB "
+                "--link-model astra --format chakra --out " +
+                (dir / "b").string())
+          .exit_code,
+      0);
   std::ofstream(dir / "b" / "astra" / "system.json")
       << "{\"scheduling-policy\": \"FIFO\", \"preferred-dataset-splits\": 1, "
          "\"all-reduce-implementation-custom\": [\""
@@ -311,7 +314,7 @@ TEST(AstraSamples, WorkloadAllReduceRunsTacosAlgorithmToItsTime) {
     GTEST_SKIP() << "ASTRA-sim or the Chakra workload sample not found (../shared absent)";
   const fs::path dir = scratch_dir("astra_workload_sample");
   const RunResult synthesized = run_tacos(
-      "synthesize --topology ring:4 --collective all-reduce --size 1MiB "
+      "synthesize --portfolio off --topology ring:4 --collective all-reduce --size 1MiB "
       "--link-model astra --format chakra --json --out " +
       (dir / "b").string());
   ASSERT_EQ(synthesized.exit_code, 0) << synthesized.err;
@@ -329,10 +332,11 @@ TEST(AstraSamples, WorkloadAllReduceRunsTacosAlgorithmToItsTime) {
 
 TEST(AstraRun, NoBinaryIsAClearError) {
   const fs::path dir = scratch_dir("astra_run_none");
-  ASSERT_EQ(run_tacos("synthesize --topology ring:4 --size 1MiB --format chakra --out " +
-                      (dir / "b").string())
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_tacos("synthesize --portfolio off --topology ring:4 --size 1MiB --format chakra --out " +
+                (dir / "b").string())
+          .exit_code,
+      0);
   const std::string command = "env -u ASTRA_SIM PATH=/nonexistent " + std::string(TACOS_CLI_PATH) +
                               " astra-run " + (dir / "b").string() + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
@@ -354,12 +358,14 @@ TEST(SwitchCli, SameInputsAndSeedGiveIdenticalFiles) {
   // whatever the thread count.
   const fs::path dir = scratch_dir("switch_determinism");
   for (const char* threads : {"1", "2"})
-    ASSERT_EQ(run_tacos("synthesize --topology dgx-a100:2 --collective all-reduce --size 4MiB "
-                        "--chunks-per-npu 4 --trials 3 --link-model astra --format json,chakra "
-                        "--threads " +
-                        std::string(threads) + " --out " + (dir / threads).string())
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_tacos(
+            "synthesize --portfolio off --topology dgx-a100:2 --collective all-reduce --size 4MiB "
+            "--chunks-per-npu 4 --trials 3 --link-model astra --format json,chakra "
+            "--threads " +
+            std::string(threads) + " --out " + (dir / threads).string())
+            .exit_code,
+        0);
   EXPECT_EQ(read_file(dir / "1" / "algorithm.json"), read_file(dir / "2" / "algorithm.json"));
   for (int rank : {0, 7, 15}) {
     const std::string name = "tacos." + std::to_string(rank) + ".et";
@@ -385,7 +391,8 @@ TEST(SwitchCli, BadSwitchInputsAreOneLineErrors) {
 
 TEST(AstraSwitch, AutoChunksReportsTheChosenK) {
   const RunResult r = run_tacos(
-      "synthesize --topology switch:8 --size 64MiB --chunks-per-npu auto --trials 8 --json");
+      "synthesize --portfolio off --topology switch:8 --size 64MiB --chunks-per-npu auto --trials "
+      "8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);
   // K = 8: 57 port times of 1 MiB (20.03 us) = 1141.78125 us, 1.044 x the bound; K = 4 gives

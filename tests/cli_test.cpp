@@ -22,6 +22,9 @@ TEST(Cli, SynthesizeJsonHasTheContractKeys) {
   EXPECT_EQ(j["chunks_per_npu"], 1);
   EXPECT_EQ(j["chunk_bytes"], 262144);
   EXPECT_EQ(j["algorithm"], "tacos");
+  EXPECT_EQ(j["portfolio_winner"], "tacos");  // no baseline is faster here
+  EXPECT_TRUE(j["portfolio_skipped"].is_null());
+  EXPECT_EQ(j["greedy_time_us"], j["collective_time_us"]);
   EXPECT_EQ(j["seed"], 1);
   ASSERT_TRUE(j["collective_time_us"].is_number());
   EXPECT_NEAR(j["collective_time_us"].get<double>(), 16.1484375, 1e-5);
@@ -32,7 +35,9 @@ TEST(Cli, SynthesizeJsonHasTheContractKeys) {
 }
 
 TEST(Cli, TimeOnlyReportsTheSameTimeWithVerifiedNull) {
-  const std::string args = "synthesize --topology torus2d:8x8 --size 64MiB --json --seed 3";
+  // --time-only is the pure greedy (no portfolio): the full mode's greedy reports the same.
+  const std::string args =
+      "synthesize --portfolio off --topology torus2d:8x8 --size 64MiB --json --seed 3";
   const RunResult full = run_tacos(args);
   const RunResult fast = run_tacos(args + " --time-only");
   ASSERT_EQ(full.exit_code, 0) << full.err;

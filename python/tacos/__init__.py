@@ -191,9 +191,18 @@ def _topology(topology):
     raise Error(f"--topology: expected a tacos.Topology or a spec string, got {topology!r}")
 
 
+def _portfolio_text(portfolio):
+    if isinstance(portfolio, bool):
+        return "on" if portfolio else "off"
+    if isinstance(portfolio, str):
+        return portfolio  # "on" or "off"; anything else gets the command line's error
+    raise Error(f"--portfolio: expected True, False, 'on' or 'off', got {portfolio!r}")
+
+
 def _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root, npus,
-                     all_reduce_mode, threads):
+                     all_reduce_mode, threads, portfolio=True):
     args = _tacos.CollectiveArgs()
+    args.portfolio = _portfolio_text(portfolio)
     args.collective = collective
     args.size = _size_text(size)
     args.chunks_per_npu = _chunks_text(chunks_per_npu)
@@ -287,7 +296,7 @@ class Result:
 
 def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
                algorithm="tacos", seed=1, trials=1, link_model="tacos", root=None, npus=None,
-               time_only=False, all_reduce_mode="pipelined", threads=0):
+               time_only=False, all_reduce_mode="pipelined", threads=0, portfolio=True):
     """Synthesizes (or builds a baseline) and verifies one collective algorithm, like
     ``tacos synthesize --json``.
 
@@ -298,32 +307,40 @@ def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1
     are tried, the fastest kept. ``link_model``: ``"tacos"`` or ``"astra"``. ``root``: root NPU
     of broadcast/reduce/gather/scatter. ``npus``: run among these NPUs only (``"0-7,16-23"`` or a
     list). ``time_only``: keep no transfer list (huge systems; ``verified`` is None).
-    ``threads``: for trials, 0 = all cores.
+    ``threads``: for trials, 0 = all cores. ``portfolio`` (``--portfolio``; True/``"on"`` by
+    default, False/``"off"``): with ``algorithm="tacos"`` also build every applicable baseline
+    for the same collective and K, time all with the same simulator and keep the fastest
+    schedule (ties: the greedy); ``result.portfolio_winner`` names the candidate kept
+    (``"tacos"`` or a baseline; None when the portfolio did not run, ``portfolio_skipped`` says
+    why) and ``result.greedy_time_us`` is the TACOS greedy's own time. False: the pure TACOS
+    greedy. Not run with ``time_only`` nor beyond 1M estimated baseline transfers.
 
     Returns a :class:`Result`. Raises :class:`tacos.Error` with the command line's message.
     """
     t = _topology(topology)
     args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
-                            npus, all_reduce_mode, threads)
+                            npus, all_reduce_mode, threads, portfolio)
     return Result(_tacos.synthesize(t._native, args, algorithm, bool(time_only)))
 
 
 def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
             algorithms=ALGORITHMS, seed=1, trials=1, link_model="tacos", root=None, npus=None,
-            all_reduce_mode="pipelined", threads=0):
+            all_reduce_mode="pipelined", threads=0, portfolio=True):
     """Runs TACOS and the baselines through the same simulator, like ``tacos compare --json``.
 
     Returns a pandas DataFrame with one row per algorithm (the ``results`` rows: algorithm,
     chunks_per_npu, collective_time_us, algbw_gbps, busbw_gbps (GB/s of 10^9 B/s, as
     nccl-tests), lower_bound_us, bound_ratio, verified,
-    synthesis_seconds, skipped_reason); ``df.attrs`` holds the rest of the object (topology,
-    collective, size_bytes, link_model). Arguments as for :func:`synthesize`.
+    synthesis_seconds, skipped_reason, portfolio_winner, greedy_time_us: the last two set on the
+    tacos row only); ``df.attrs`` holds the rest of the object (topology,
+    collective, size_bytes, link_model). Arguments as for :func:`synthesize`; with ``portfolio``
+    on (the default) the tacos row is the portfolio's pick, never slower than a baseline row.
     """
     import pandas as pd
 
     t = _topology(topology)
     args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
-                            npus, all_reduce_mode, threads)
+                            npus, all_reduce_mode, threads, portfolio)
     names = algorithms if isinstance(algorithms, str) else ",".join(algorithms)
     out = _tacos.compare(t._native, args, names)
     frame = pd.DataFrame(out.pop("results"))

@@ -54,6 +54,7 @@ NativeTopology load(const std::string& spec, const std::string& bandwidth,
 // The CLI's collective flags from keyword arguments (strings as the command line takes them).
 struct CollectiveArgs {
   std::string collective, size, chunks_per_npu, link_model, all_reduce_mode;
+  std::string portfolio = "on";
   std::uint64_t seed = 1;
   int trials = 1, threads = 0;
   std::optional<NpuId> root;
@@ -63,6 +64,7 @@ struct CollectiveArgs {
     flags.chunks_per_npu = chunks_per_npu;
     flags.seed = seed;
     flags.link_model = link_model;
+    flags.portfolio = portfolio;
     c.collective = collective;
     c.size = size;
     c.all_reduce_mode = all_reduce_mode;
@@ -201,8 +203,7 @@ py::object compare(const NativeTopology& topology, const CollectiveArgs& args,
     py::gil_scoped_release release;
     const cli::ComparePlan plan = cli::plan_compare(job, *topology.full);
     nlohmann::ordered_json results = nlohmann::ordered_json::array();
-    for (const std::string& name : plan.names)
-      results.push_back(cli::compare_row(job, plan, name).json);
+    for (const cli::CompareRow& row : cli::compare_rows(job, plan)) results.push_back(row.json);
     out = cli::compare_json(*topology.full, plan, results);
   }
   return to_python(out);
@@ -285,6 +286,7 @@ PYBIND11_MODULE(_tacos, m) {
       .def_readwrite("chunks_per_npu", &CollectiveArgs::chunks_per_npu)
       .def_readwrite("link_model", &CollectiveArgs::link_model)
       .def_readwrite("all_reduce_mode", &CollectiveArgs::all_reduce_mode)
+      .def_readwrite("portfolio", &CollectiveArgs::portfolio)
       .def_readwrite("seed", &CollectiveArgs::seed)
       .def_readwrite("trials", &CollectiveArgs::trials)
       .def_readwrite("threads", &CollectiveArgs::threads)

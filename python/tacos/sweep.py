@@ -18,7 +18,8 @@ Tasks run on a Dask ``LocalCluster`` (worker processes on this machine) or, with
 row to the CSV at once: the configuration (``config_*`` columns), every key of
 ``tacos synthesize --json``, ``status`` (``ok``; ``error``: tacos refused the configuration, the
 message is in ``error``; ``failed``: the task itself died, e.g. its worker was lost too often) and
-``error``. Re-running with the same ``--out`` skips configurations that have an ``ok`` or
+``error``. ``tacos`` runs with its portfolio (``portfolio_winner`` names the schedule kept,
+``greedy_time_us`` is the TACOS greedy's own time). Re-running with the same ``--out`` skips configurations that have an ``ok`` or
 ``error`` row and retries ``failed`` ones, so an interrupted sweep resumes where it stopped.
 """
 
@@ -60,10 +61,13 @@ REPORT_COLUMNS = [
     "chunks_per_npu",
     "chunk_bytes",
     "algorithm",
+    "portfolio_winner",
+    "portfolio_skipped",
     "link_model",
     "seed",
     "trials",
     "collective_time_us",
+    "greedy_time_us",
     "algbw_gbps",
     "busbw_gbps",
     "lower_bound_us",

@@ -69,4 +69,21 @@ void SynthesisFlags::add_to(CLI::App& command) {
       ->capture_default_str();
 }
 
+bool SynthesisFlags::portfolio_on() const {
+  if (portfolio != "on" && portfolio != "off")
+    throw Error("--portfolio: expected 'on' or 'off', got '" + portfolio + "'");
+  return portfolio == "on";
+}
+
+void SynthesisFlags::add_portfolio_to(CLI::App& command) {
+  command
+      .add_option("--portfolio", portfolio,
+                  "With --algorithm tacos: 'on' also builds every applicable baseline for the "
+                  "same collective and K (timed by the same simulator and link model) and keeps "
+                  "the fastest schedule (ties: the greedy); 'off' is the pure TACOS greedy. "
+                  "Skipped with --time-only and beyond 262144 estimated baseline transfers (N x "
+                  "N x K x mean hops between NPUs; N x K x hops for broadcast and reduce)")
+      ->capture_default_str();
+}
+
 }  // namespace tacos::cli

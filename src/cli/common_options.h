@@ -26,7 +26,12 @@ struct SynthesisFlags {
   std::string chunks_per_npu = "1";  // a whole number or "auto"
   std::uint64_t seed = 1;
   std::string link_model = "tacos";
+  std::string portfolio = "on";  // --portfolio on|off (synthesize and compare only)
   void add_to(CLI::App& command);
+  // --portfolio: for the commands that run `--algorithm tacos` (synthesize, compare).
+  void add_portfolio_to(CLI::App& command);
+  // true for "on", false for "off"; Error on anything else.
+  bool portfolio_on() const;
   LinkModel model() const { return parse_link_model(link_model); }
   // --chunks-per-npu auto: the runner searches K (algorithm_runner.h).
   bool auto_chunks() const { return chunks_per_npu == "auto"; }

@@ -39,8 +39,9 @@ struct CompareCommand {
     if (!json)
       std::printf("%-13s %5s %14s %8s %8s %9s %13s  %s\n", "algorithm", "K", "time (us)", "algbw",
                   "busbw", "vs bound", "synthesis (s)", "verified");
-    for (const std::string& name : plan.names) {
-      const CompareRow row = compare_row(job, plan, name);
+    std::string portfolio_note;
+    for (const CompareRow& row : compare_rows(job, plan)) {
+      const std::string& name = row.run.name;
       const AlgorithmRun& run = row.run;
       const Report& report = row.report;
       results.push_back(row.json);
@@ -52,6 +53,14 @@ struct CompareCommand {
         continue;
       }
       bars.emplace_back(name, to_micros(run.result.collective_time));
+      if (name == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")
+        portfolio_note = "tacos: the portfolio kept " + run.portfolio_winner +
+                         "'s schedule; the TACOS greedy alone (--portfolio off): " +
+                         format_micros(run.greedy_time) + " us\n";
+      else if (name == "tacos" && !run.portfolio_skipped.empty() &&
+               run.portfolio_skipped != "--portfolio off")
+        portfolio_note =
+            "tacos: the TACOS greedy alone (portfolio not run: " + run.portfolio_skipped + ")\n";
       if (!json)
         std::printf(
             "%-13s %5d %14s %8.2f %8.2f %9s %13.3f  %s\n", name.c_str(),
@@ -61,6 +70,7 @@ struct CompareCommand {
                                : "-",
             run.result.seconds, run.verified && *run.verified ? "yes" : "no");
     }
+    if (!json && !portfolio_note.empty()) std::printf("\n%s", portfolio_note.c_str());
     if (!plot.empty())
       write_file_atomically(
           plot, bar_chart_svg(to_string(coll.kind()) + " on " + full.name() + ", " +
@@ -86,6 +96,7 @@ void add_compare_command(CLI::App& app) {
   cmd->job.topology.add_to(*sub);
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
+  cmd->job.flags.add_portfolio_to(*sub);
   sub->add_option("--algorithms", cmd->job.algorithms, "Comma list of algorithms to compare")
       ->capture_default_str();
   sub->add_flag("--json", cmd->json,

@@ -21,21 +21,30 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
   const std::string& plot = job.plot;
   if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))
     throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");
+  job.flags.portfolio_on();  // a bad --portfolio fails before any algorithm runs
   plan.options = job.collective.synthesis_options(job.flags);
   plan.bound = bound_if_affordable(full, plan.collective);
   return plan;
 }
 
-CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name) {
+CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name,
+                       const std::map<std::string, const AlgorithmRun*>* known) {
   CompareRow row;
   const Topology& network = plan.network;
   row.run = run_algorithm_searching_chunks(
       name, network, [&](int k) { return job.collective.make(network, k); },
       job.flags.auto_chunks(), plan.collective.chunks_per_npu(), plan.options,
-      job.topology.topology);
+      job.topology.topology, Portfolio{job.flags.portfolio_on(), known});
   AlgorithmRun& run = row.run;
   nlohmann::ordered_json& json = row.json;
   json["algorithm"] = name;
+  const auto portfolio_json = [&] {
+    const bool ran = name == "tacos" && !run.portfolio_winner.empty();
+    json["portfolio_winner"] = ran ? nlohmann::ordered_json(run.portfolio_winner) : nullptr;
+    json["greedy_time_us"] = name == "tacos" && !run.skipped_reason
+                                 ? nlohmann::ordered_json(to_micros(run.greedy_time))
+                                 : nullptr;
+  };
   if (run.skipped_reason) {
     json["chunks_per_npu"] = nullptr;
     json["collective_time_us"] = nullptr;
@@ -47,6 +56,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
     json["verified"] = nullptr;
     json["synthesis_seconds"] = nullptr;
     json["skipped_reason"] = *run.skipped_reason;
+    portfolio_json();
     return row;
   }
   // Every algorithm is timed by the same simulator under the same link model.
@@ -62,7 +72,24 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   json["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;
   json["synthesis_seconds"] = run.result.seconds;
   json["skipped_reason"] = nullptr;
+  portfolio_json();
   return row;
+}
+
+std::vector<CompareRow> compare_rows(const CompareJob& job, const ComparePlan& plan) {
+  std::vector<std::optional<CompareRow>> rows(plan.names.size());
+  std::map<std::string, const AlgorithmRun*> known;
+  for (std::size_t i = 0; i < plan.names.size(); ++i) {
+    if (plan.names[i] == "tacos") continue;
+    rows[i] = compare_row(job, plan, plan.names[i]);
+    known.emplace(plan.names[i], &rows[i]->run);
+  }
+  for (std::size_t i = 0; i < plan.names.size(); ++i)
+    if (plan.names[i] == "tacos") rows[i] = compare_row(job, plan, "tacos", &known);
+  std::vector<CompareRow> out;
+  out.reserve(rows.size());
+  for (auto& row : rows) out.push_back(std::move(*row));
+  return out;
 }
 
 nlohmann::ordered_json compare_json(const Topology& full, const ComparePlan& plan,

@@ -1,6 +1,7 @@
 #pragma once
 // One `tacos compare` run as functions: the command line and the Python module both call them,
 // so `tacos.compare(...)` returns exactly the rows `tacos compare --json` prints.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,7 +40,14 @@ struct CompareRow {
 
 ComparePlan plan_compare(const CompareJob& job, const Topology& full);
 // Runs one algorithm and times it with the same simulator and link model as every other row.
-CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name);
+// The tacos row runs the portfolio (algorithm_runner.h) unless --portfolio off, taking the
+// baseline runs in `known` instead of building them again.
+CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name,
+                       const std::map<std::string, const AlgorithmRun*>* known = nullptr);
+// Every row of plan.names, in that order. The baseline rows run first, so the tacos row's
+// portfolio reuses them (same options and K, or the same K search) rather than building them
+// twice.
+std::vector<CompareRow> compare_rows(const CompareJob& job, const ComparePlan& plan);
 // The object `tacos compare --json` prints.
 nlohmann::ordered_json compare_json(const Topology& full, const ComparePlan& plan,
                                     const nlohmann::ordered_json& results);

@@ -46,6 +46,16 @@ struct SynthesizeCommand {
                 format_bytes(coll.size()).c_str(), coll.chunks_per_npu(),
                 format_bytes(coll.chunk_bytes()).c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
+    if (algorithm == "tacos") {
+      if (!run.portfolio_skipped.empty())
+        std::printf("  portfolio        not run (%s): the TACOS greedy's schedule\n",
+                    run.portfolio_skipped.c_str());
+      else if (run.portfolio_winner == "tacos")
+        std::printf("  portfolio        the TACOS greedy's schedule (no baseline is faster)\n");
+      else
+        std::printf("  portfolio        %s's schedule (the TACOS greedy alone: %s us)\n",
+                    run.portfolio_winner.c_str(), format_micros(run.greedy_time).c_str());
+    }
     std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n", report.algbw_gbps,
                 report.busbw_gbps);
     if (report.lower_bound_us)
@@ -53,7 +63,10 @@ struct SynthesizeCommand {
                   *report.bound_ratio);
     std::printf("  transfers        %lld (%s)\n", static_cast<long long>(run.result.transfers),
                 run.verified ? "verified" : "not kept: --time-only");
-    if (algorithm == "tacos")
+    if (algorithm == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")
+      std::printf("  synthesis time   %.3f s (the greedy's %d trial(s) and the baselines)\n",
+                  run.result.seconds, job.collective.trials);
+    else if (algorithm == "tacos")
       std::printf("  synthesis time   %.3f s (%d trial(s), best seed %llu)\n", run.result.seconds,
                   job.collective.trials, static_cast<unsigned long long>(run.result.seed));
     else
@@ -79,6 +92,7 @@ void add_synthesize_command(CLI::App& app) {
   cmd->job.topology.add_to(*sub);
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
+  cmd->job.flags.add_portfolio_to(*sub);
   sub->add_option("--algorithm", cmd->job.algorithm,
                   "tacos (synthesized) or a baseline: ring, direct, rhd, dbt, hierarchical")
       ->capture_default_str();
@@ -87,7 +101,7 @@ void add_synthesize_command(CLI::App& app) {
                 "GB/s of 10^9 B/s, as nccl-tests)");
   sub->add_flag("--time-only", cmd->job.time_only,
                 "Report time and statistics without keeping the transfer list (no verification, "
-                "no --out); for very large systems");
+                "no --out, no portfolio: the pure TACOS greedy); for very large systems");
   sub->add_option("--out", cmd->job.out_dir,
                   "Write the algorithm into DIR in the --format(s): DIR/algorithm.json, "
                   "DIR/chakra/tacos.RANK.et with DIR/astra/ (ASTRA-sim run files), "

@@ -30,12 +30,14 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
                   " needs --out DIR --format msccl (it shapes the MSCCL file only)");
   }
 
+  const bool portfolio_on = job.flags.portfolio_on();
   outcome.options = job.collective.synthesis_options(job.flags);
   outcome.options.keep_transfers = !job.time_only;
   if (job.progress) outcome.options.progress = job.progress;
   outcome.run = run_algorithm_searching_chunks(
       job.algorithm, network, [&](int k) { return job.collective.make(network, k); },
-      job.flags.auto_chunks(), requested.chunks_per_npu(), outcome.options, job.topology.topology);
+      job.flags.auto_chunks(), requested.chunks_per_npu(), outcome.options, job.topology.topology,
+      Portfolio{portfolio_on, nullptr});
   if (job.progress_done) job.progress_done();
   const AlgorithmRun& run = outcome.run;
   if (run.skipped_reason) throw Error("--algorithm " + job.algorithm + ": " + *run.skipped_reason);
@@ -68,10 +70,20 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["chunks_per_npu"] = coll.chunks_per_npu();
   out["chunk_bytes"] = coll.chunk_bytes();
   out["algorithm"] = job.algorithm;
+  const bool tacos = job.algorithm == "tacos";
+  if (tacos) {
+    out["portfolio_winner"] = run.portfolio_winner.empty()
+                                  ? nlohmann::ordered_json()
+                                  : nlohmann::ordered_json(run.portfolio_winner);
+    out["portfolio_skipped"] = run.portfolio_skipped.empty()
+                                   ? nlohmann::ordered_json()
+                                   : nlohmann::ordered_json(run.portfolio_skipped);
+  }
   out["link_model"] = to_string(outcome.options.link_model);
   out["seed"] = run.result.seed;
   out["trials"] = job.collective.trials;
   out["collective_time_us"] = to_micros(run.result.collective_time);
+  if (tacos) out["greedy_time_us"] = to_micros(run.greedy_time);
   out["algbw_gbps"] = outcome.report.algbw_gbps;
   out["busbw_gbps"] = outcome.report.busbw_gbps;
   out["lower_bound_us"] = json_or_null(outcome.report.lower_bound_us);
