@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <string_view>
 
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
@@ -183,9 +184,12 @@ AlgorithmRun run_algorithm_searching_chunks(const std::string& name, const Topol
       try {
         own = search_chunks(candidate, network, collective_for, auto_chunks, fixed_k, options,
                             topology_spec);
-      } catch (const Error&) {
+      } catch (const Error& error) {
         // A baseline that cannot be built here (e.g. NPUs it cannot route between) is simply no
-        // candidate; the greedy's own result stands.
+        // candidate; the greedy's own result stands. One that fails its own verification is a
+        // bug and is reported, never hidden behind the greedy.
+        if (std::string_view(error.what()).find("internal check failed") != std::string_view::npos)
+          throw;
         seconds +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         continue;
