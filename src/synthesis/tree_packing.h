@@ -45,8 +45,8 @@ std::optional<Algorithm> tree_packing_all_reduce(const Topology& topology,
                                                  std::uint64_t seed);
 
 // Beyond these the candidate is not tried (its plan holds 2(n-1) x chunks messages).
-constexpr int kTreePackingMaxNpus = 1024;
-constexpr double kTreePackingMaxMessages = 4e6;
+constexpr int kTreePackingMaxNpus = 256;
+constexpr double kTreePackingMaxMessages = 1e6;
 
 // The fastest of tree_packing_all_reduce over 16, 64 and 256 trees (at most one per chunk) and
 // batches of 1, 4 and 8 chunks, or nullopt where it does not apply or is too large.
