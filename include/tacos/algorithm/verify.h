@@ -1,6 +1,8 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/topology/topology.h"
@@ -46,6 +48,15 @@ struct VerifyResult {
 // the most sets alive at once within one chunk (at most devices + transfers of that chunk).
 VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topology,
                               LinkModel model);
+
+// Multicast groups (Transfer::multicast) of an algorithm whose transfers all have valid devices
+// and routes on `topology`: fills `leader` with, per transfer, the lowest transfer index of its
+// group (itself for a unicast transfer) and returns "" when every group is well formed: two or
+// more transfers with the same sender, start and chunk list, none a reduce transfer, distinct
+// receivers, every route's first link entering the same switch, declared multicast. Otherwise
+// returns the first problem (lowest group id), one line naming a transfer.
+std::string check_multicast_groups(const Algorithm& algorithm, const Topology& topology,
+                                   std::vector<std::uint32_t>& leader);
 
 // "NPU 3" or "switch 9" (devices past the topology's NPUs are switches).
 std::string describe_device(const Topology& topology, DeviceId device);
