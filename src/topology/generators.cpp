@@ -535,6 +535,8 @@ std::string generator_help() {
          "  uniring:N       unidirectional ring, i -> i+1 mod N\n"
          "  fc:N            fully connected, a link per ordered NPU pair\n"
          "  switch:N        N NPUs attached to one switch (bandwidth = port bandwidth)\n"
+         "  switch:N:multicast  the same switch, multicast (one copy in, many out); also as a\n"
+         "                  dimension (ring:2,switch:4:multicast) and dgx-h100:NODES:multicast\n"
          "  mesh2d:WxH      2D mesh, NPU id = x + W*y\n"
          "  torus2d:WxH     2D torus (wrap-around mesh)\n"
          "  mesh3d:XxYxZ    3D mesh, NPU id = x + X*y + X*Y*z\n"

@@ -19,7 +19,8 @@ struct VerifyResult {
 // transfer uses a link or a path through switches (SwitchRoutes) and lasts at least its hops'
 // time under `model`; a transfer starts only after each chunk it carries is at its source; no
 // link carries two transfers at once (tacos: [start, end); astra: [start, start + size/bw);
-// through switches the first hop is checked, the simulator replays the others);
+// through switches the first hop is checked, the simulator replays the others; a multicast
+// group, well formed per check_multicast_groups, occupies its entry link once);
 // every postcondition holds at the end.
 //
 // Violations are looked for in this order and the first one found is reported: per transfer
