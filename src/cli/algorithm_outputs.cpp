@@ -134,8 +134,14 @@ nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const T
     info["note"] = "ASTRA-sim runs the schedule as synthesized";
   else if (algorithm.has_multicast())
     info["note"] =
-        "ASTRA-sim does not model multicast switches: the Chakra ETs send each copy of a "
-        "multicast message on its own, and every copy crosses the sender's port";
+        std::string(
+            "ASTRA-sim does not model multicast switches: the Chakra ETs send each copy "
+            "of a multicast message on its own, and every copy crosses the sender's "
+            "port") +
+        (per_rank ? "; approximate, too: ASTRA-sim has no " + to_string(kind) +
+                        " collective node and runs the per-rank ETs with one send in flight per "
+                        "rank"
+                  : "");
   else if (per_rank)
     info["note"] = "approximate: ASTRA-sim has no " + to_string(kind) +
                    " collective node and runs the per-rank ETs with one send in flight per rank";
