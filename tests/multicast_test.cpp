@@ -229,7 +229,7 @@ TEST(MulticastSwitch, ExitPortsAreFifosAsForUnicast) {
 
 TEST(MulticastSwitch, JsonRoundTripKeepsGroups) {
   const Topology t = fabric("switch:8:multicast");
-  const SynthesisResult r = run(t, CollectiveKind::kAllGather, 1 << 20, 2);
+  const SynthesisResult r = run(t, CollectiveKind::kBroadcast, 1 << 20, 4);
   ASSERT_TRUE(r.algorithm.has_multicast());
   const std::string text = algorithm_to_json(r.algorithm);
   EXPECT_NE(text.find("], 0, 0]"), std::string::npos);
@@ -411,8 +411,8 @@ TEST(MulticastSwitch, CliDescribeAndAstraBundleSayTheTruth) {
   // The Chakra ETs send each copy on its own: ASTRA-sim's time is the unicast execution.
   const fs::path dir = tacos_test::scratch_dir("multicast_bundle");
   const tacos_test::RunResult r = run_tacos(
-      "synthesize --topology switch:8:multicast --collective all-gather --size 1MiB "
-      "--link-model astra --json --format json,chakra,msccl --out " +
+      "synthesize --topology switch:8:multicast --collective broadcast --size 1MiB "
+      "--chunks-per-npu 4 --link-model astra --json --format json,chakra,msccl --out " +
       (dir / "b").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto out = nlohmann::json::parse(r.out);

@@ -698,8 +698,6 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     has_.set(l.dst, chunk);
     note_coming(l.dst, chunk);
   }
-  if (!multicast_port_.empty() && multicast_port_[link] >= 0)
-    add_multicast_members(link, chunk, now);
   return chunk;
 }
 
@@ -791,6 +789,17 @@ void GreedyMatcher::match_queued_links(Time now) {
     outputs_[0].clear();
     member_links_.clear();
     match_range(0, count, now, outputs_[0]);
+    // Multicast fills what the round left free: each message through a multicast switch takes
+    // every receiver behind it that can still use its chunk and whose ports are free in time.
+    // After the round rather than at each pick, so that the round's matching of senders to
+    // receivers (rarest chunk first per sender) is the unicast one.
+    if (!multicast_port_.empty())
+      for (Started& started : outputs_[0].started) {
+        if (multicast_port_[started.link] < 0) continue;
+        started.members_begin = static_cast<std::uint32_t>(member_links_.size());
+        add_multicast_members(started.link, started.chunk, now);
+        started.members_end = static_cast<std::uint32_t>(member_links_.size());
+      }
     for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
     for (const Started& started : outputs_[0].started) start(started, now);
     return;
