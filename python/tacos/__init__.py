@@ -233,6 +233,7 @@ class Result:
         self._native = native
         self.report = native.report()
         self._transfers = None
+        self._multicast = None  # per row of transfers: multicast group id, -1 unicast
 
     def __getattr__(self, name):
         report = self.__dict__.get("report")
@@ -261,6 +262,9 @@ class Result:
         synthesizer produced it; empty under ``time_only``."""
         if self._transfers is None:
             c = self._native.transfer_columns()
+            # Multicast groups (README "Multicast switches") ride beside the array, whose dtype
+            # stays as it was: verify() passes them on when given the unedited schedule.
+            self._multicast = c["multicast"]
             n = len(c["src"])
             array = _np.empty(n, dtype=TRANSFER_DTYPE)
             array["src"] = c["src"]
@@ -380,6 +384,14 @@ def verify(algorithm, topology=None, link_model="tacos", size=None, transfers=No
     """
     if isinstance(algorithm, Result):
         t = algorithm.transfers if transfers is None else _np.asarray(transfers)
+        multicast = None
+        if "multicast" in (t.dtype.names or ()):
+            multicast = _np.ascontiguousarray(t["multicast"], dtype=_np.int32)
+        else:
+            algorithm.transfers  # fills algorithm._multicast
+            # An edited copy of the same length keeps the groups row by row.
+            if len(t) == len(algorithm._multicast):
+                multicast = _np.ascontiguousarray(algorithm._multicast, dtype=_np.int32)
         counts = _np.fromiter((len(c) for c in t["chunks"]), dtype=_np.int64, count=len(t))
         offsets = _np.zeros(len(t) + 1, dtype=_np.int64)
         _np.cumsum(counts, out=offsets[1:])
@@ -390,7 +402,7 @@ def verify(algorithm, topology=None, link_model="tacos", size=None, transfers=No
             _np.ascontiguousarray(t["dst"], dtype=_np.int32),
             _np.rint(_np.asarray(t["start_us"], dtype=_np.float64) * 1e6).astype(_np.int64),
             _np.rint(_np.asarray(t["end_us"], dtype=_np.float64) * 1e6).astype(_np.int64),
-            offsets, ids, _np.ascontiguousarray(t["reduce"], dtype=_np.bool_))
+            offsets, ids, _np.ascontiguousarray(t["reduce"], dtype=_np.bool_), multicast)
         if not out["verified"]:
             raise Error("verify: transfers: " + out["verify_error"])
         return out

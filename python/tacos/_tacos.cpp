@@ -110,12 +110,14 @@ py::dict transfer_columns(const NativeResult& r) {
   py::array_t<std::int32_t> src(n), dst(n);
   py::array_t<std::int64_t> start(n), end(n), offsets(n + 1);
   py::array_t<bool> reduce(n);
+  py::array_t<std::int32_t> multicast(n);
   std::vector<ChunkId> ids;
   ids.reserve(a.chunk_pool().size());
   auto s = src.mutable_unchecked<1>(), d = dst.mutable_unchecked<1>();
   auto st = start.mutable_unchecked<1>(), en = end.mutable_unchecked<1>();
   auto off = offsets.mutable_unchecked<1>();
   auto red = reduce.mutable_unchecked<1>();
+  auto mc = multicast.mutable_unchecked<1>();
   for (py::ssize_t i = 0; i < n; ++i) {
     const Transfer& t = transfers[static_cast<std::size_t>(i)];
     s(i) = t.src;
@@ -123,6 +125,7 @@ py::dict transfer_columns(const NativeResult& r) {
     st(i) = t.start;
     en(i) = t.end;
     red(i) = t.reduce;
+    mc(i) = t.multicast;
     off(i) = static_cast<std::int64_t>(ids.size());
     for (ChunkId c : a.chunks(t)) ids.push_back(c);
   }
@@ -133,6 +136,7 @@ py::dict transfer_columns(const NativeResult& r) {
   out["start_ps"] = start;
   out["end_ps"] = end;
   out["reduce"] = reduce;
+  out["multicast"] = multicast;  // Transfer::multicast: group id, -1 for unicast
   out["chunk_offsets"] = offsets;
   out["chunk_ids"] = py::array_t<std::int32_t>(static_cast<py::ssize_t>(ids.size()), ids.data());
   return out;
@@ -143,8 +147,17 @@ py::dict transfer_columns(const NativeResult& r) {
 py::dict verify_columns(const NativeResult& r, py::array_t<std::int32_t> src,
                         py::array_t<std::int32_t> dst, py::array_t<std::int64_t> start,
                         py::array_t<std::int64_t> end, py::array_t<std::int64_t> offsets,
-                        py::array_t<std::int32_t> ids, py::array_t<bool> reduce) {
+                        py::array_t<std::int32_t> ids, py::array_t<bool> reduce,
+                        py::object multicast_ids) {
   const py::ssize_t n = src.shape(0);
+  // Multicast group ids (one per row, -1 unicast), or None: every row unicast.
+  std::vector<std::int32_t> multicast(static_cast<std::size_t>(n), -1);
+  if (!multicast_ids.is_none()) {
+    const auto column = multicast_ids.cast<py::array_t<std::int32_t>>();
+    if (column.shape(0) != n) throw Error("transfers: columns of different lengths");
+    auto m = column.unchecked<1>();
+    for (py::ssize_t i = 0; i < n; ++i) multicast[static_cast<std::size_t>(i)] = m(i);
+  }
   if (dst.shape(0) != n || start.shape(0) != n || end.shape(0) != n || reduce.shape(0) != n ||
       offsets.shape(0) != n + 1)
     throw Error("transfers: columns of different lengths");
@@ -163,7 +176,8 @@ py::dict verify_columns(const NativeResult& r, py::array_t<std::int32_t> src,
       throw Error("transfers: row " + std::to_string(i) + ": bad chunk list");
     std::vector<ChunkId> chunks;
     for (std::int64_t k = off(i); k < off(i + 1); ++k) chunks.push_back(c(k));
-    rebuilt.add_transfer(s(i), d(i), st(i), en(i), chunks, red(i));
+    rebuilt.add_transfer(s(i), d(i), st(i), en(i), chunks, red(i),
+                         multicast[static_cast<std::size_t>(i)]);
   }
   VerifyResult check;
   {
@@ -296,7 +310,9 @@ PYBIND11_MODULE(_tacos, m) {
   py::class_<NativeResult, std::shared_ptr<NativeResult>>(m, "NativeResult")
       .def("report", [](const NativeResult& r) { return to_python(r.report); })
       .def("transfer_columns", &transfer_columns)
-      .def("verify_columns", &verify_columns)
+      .def("verify_columns", &verify_columns, py::arg("src"), py::arg("dst"), py::arg("start"),
+           py::arg("end"), py::arg("offsets"), py::arg("ids"), py::arg("reduce"),
+           py::arg("multicast") = py::none())
       .def("write", &write_formats, py::arg("dir"), py::arg("formats"));
   m.def("synthesize", &synthesize, py::arg("topology"), py::arg("args"), py::arg("algorithm"),
         py::arg("time_only"));

@@ -99,6 +99,18 @@ def test_transfers_array_verifies_and_a_broken_one_does_not():
         tacos.verify(result, transfers=t)
 
 
+def test_multicast_result_verifies_with_its_groups():
+    # switch:8:multicast Broadcast: copies of one message share the root's port; verify() passes
+    # the groups on (the array's dtype is unchanged), an edited copy of the same length too.
+    result = tacos.synthesize(tacos.Topology.from_spec("switch:8:multicast"), "broadcast",
+                              "8MiB", 4)
+    assert tacos.verify(result)["verified"] is True
+    assert tacos.verify(result, transfers=result.transfers.copy())["verified"] is True
+    # Without the groups the copies would double-book the root's port.
+    with pytest.raises(tacos.Error, match=r"carries two transfers at once"):
+        tacos.verify(result, transfers=result.transfers[:-1])
+
+
 def test_bound_compare_describe_equal_cli():
     topo = tacos.Topology.from_spec("torus2d:4x4", bandwidth=50, latency=0.5)
     flags = ["--topology", "torus2d:4x4", "--bandwidth", "50", "--latency", "0.5"]

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 namespace tacos {
 
 void Algorithm::add_transfer(DeviceId src, DeviceId dst, Time start, Time end,
-                             std::span<const ChunkId> chunks, bool reduce) {
+                             std::span<const ChunkId> chunks, bool reduce, std::int32_t multicast) {
   Transfer t;
   t.src = src;
   t.dst = dst;
@@ -15,6 +16,7 @@ void Algorithm::add_transfer(DeviceId src, DeviceId dst, Time start, Time end,
   t.first_chunk = static_cast<std::int32_t>(chunk_pool_.size());
   t.num_chunks = static_cast<std::int32_t>(chunks.size());
   t.reduce = reduce;
+  t.multicast = multicast;
   chunk_pool_.insert(chunk_pool_.end(), chunks.begin(), chunks.end());
   transfers_.push_back(t);
 }
@@ -42,6 +44,23 @@ void Algorithm::sort_by_start() {
   }
   transfers_ = std::move(transfers);
   chunk_pool_ = std::move(pool);
+  if (!has_multicast()) return;
+  std::unordered_map<std::int32_t, std::int32_t> renumber;
+  for (Transfer& t : transfers_)
+    if (t.multicast >= 0)
+      t.multicast = renumber.try_emplace(t.multicast, static_cast<std::int32_t>(renumber.size()))
+                        .first->second;
+}
+
+bool Algorithm::has_multicast() const {
+  return std::any_of(transfers_.begin(), transfers_.end(),
+                     [](const Transfer& t) { return t.multicast >= 0; });
+}
+
+std::int32_t Algorithm::multicast_groups() const {
+  std::int32_t groups = 0;
+  for (const Transfer& t : transfers_) groups = std::max(groups, t.multicast + 1);
+  return groups;
 }
 
 }  // namespace tacos

@@ -334,6 +334,68 @@ std::string describe_transfer(const Algorithm& algorithm, std::size_t index) {
   return text + ")";
 }
 
+std::string check_multicast_groups(const Algorithm& algorithm, const Topology& topology,
+                                   std::vector<std::uint32_t>& leader) {
+  const auto& transfers = algorithm.transfers();
+  leader.resize(transfers.size());
+  for (std::size_t i = 0; i < transfers.size(); ++i) leader[i] = static_cast<std::uint32_t>(i);
+  if (!algorithm.has_multicast()) return {};
+  const SwitchRoutes& routes = topology.switch_routes();
+  // (group, transfer) pairs in group order, transfers ascending within a group.
+  std::vector<std::pair<std::int32_t, std::uint32_t>> members;
+  for (std::size_t i = 0; i < transfers.size(); ++i)
+    if (transfers[i].multicast >= 0)
+      members.emplace_back(transfers[i].multicast, static_cast<std::uint32_t>(i));
+  std::sort(members.begin(), members.end());
+  auto group_name = [](std::int32_t g) { return "multicast group " + std::to_string(g); };
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const auto [g, i] = members[k];
+    const Transfer& t = transfers[i];
+    const std::string what = describe_transfer(algorithm, i);
+    if (t.reduce)
+      return what + " is in " + group_name(g) +
+             " but is a reduce transfer (switches copy, they never reduce)";
+    const auto route = routes.route(t.src, t.dst);
+    if (route.size() < 2)
+      return what + " is in " + group_name(g) +
+             " but goes over a direct link (a multicast message enters a multicast switch)";
+    const DeviceId entry = topology.link(route[0]).dst;
+    if (!topology.is_multicast(entry))
+      return what + " is in " + group_name(g) + " but its route enters " +
+             describe_device(topology, entry) + ", which is not multicast";
+    const bool first = k == 0 || members[k - 1].first != g;
+    if (first) continue;
+    const std::uint32_t head = leader[members[k - 1].second];
+    leader[i] = head;
+    const Transfer& f = transfers[head];
+    const auto a = algorithm.chunks(f), b = algorithm.chunks(t);
+    std::string differs;
+    if (t.src != f.src)
+      differs = "sender";
+    else if (t.start != f.start)
+      differs = "start";
+    else if (!std::equal(a.begin(), a.end(), b.begin(), b.end()))
+      differs = "chunk list";
+    else if (route[0] != routes.route(f.src, f.dst)[0])
+      differs = "first link";
+    if (!differs.empty())
+      return what + " is in " + group_name(g) + " with " + describe_transfer(algorithm, head) +
+             " but has another " + differs +
+             " (a multicast group is one message: one sender, start and chunk list, one entry "
+             "into the switch)";
+  }
+  // Distinct receivers: any repeat within a group.
+  std::vector<std::pair<std::int32_t, DeviceId>> receivers;
+  receivers.reserve(members.size());
+  for (const auto& [g, i] : members) receivers.emplace_back(g, transfers[i].dst);
+  std::sort(receivers.begin(), receivers.end());
+  for (std::size_t k = 1; k < receivers.size(); ++k)
+    if (receivers[k] == receivers[k - 1])
+      return group_name(receivers[k].first) + " sends to NPU " +
+             std::to_string(receivers[k].second) + " twice";
+  return {};
+}
+
 VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topology,
                               LinkModel model) {
   VerifyResult result;
@@ -416,6 +478,11 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
                   std::to_string(bytes) + " bytes");
   }
 
+  // Multicast groups: well formed, and only their leaders occupy the shared entry link.
+  std::vector<std::uint32_t> leader;
+  if (std::string error = check_multicast_groups(algorithm, topology, leader); !error.empty())
+    return fail(error);
+
   // 2. Per chunk: the transfers carrying it, in index order.
   std::vector<std::int64_t> chunk_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
   for (const Transfer& t : transfers)
@@ -448,15 +515,22 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
 
   // 3. Per link, transfers by (start, index): none may start while an earlier one keeps the
   // link busy (tacos: until its end; astra: until its bytes are serialized).
+  // A multicast group occupies its entry link once: only its leader is counted there.
   std::vector<std::int64_t> link_offsets(static_cast<std::size_t>(topology.num_links()) + 1, 0);
-  for (LinkId l : link_of) ++link_offsets[l + 1];
+  std::size_t occupying = 0;
+  for (std::size_t i = 0; i < num_transfers; ++i)
+    if (leader[i] == i) {
+      ++link_offsets[link_of[i] + 1];
+      ++occupying;
+    }
   for (LinkId l = 0; l < topology.num_links(); ++l) link_offsets[l + 1] += link_offsets[l];
   // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
-  std::vector<std::pair<Time, std::uint32_t>> by_link(num_transfers);
+  std::vector<std::pair<Time, std::uint32_t>> by_link(occupying);
   {
     std::vector<std::int64_t> fill(link_offsets.begin(), link_offsets.end() - 1);
     for (std::size_t i = 0; i < num_transfers; ++i)
-      by_link[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+      if (leader[i] == i)
+        by_link[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
   }
   auto busy_until = [&](std::uint32_t i) {
     const Transfer& t = transfers[i];

@@ -15,7 +15,10 @@
 #include "tacos/common/units.h"
 
 // Bandwidth bounds, by collective (n members, K chunks per member, c = chunk bytes; a "set" is
-// any set S of devices, switches included; B_in(S) = bandwidth of the links entering S):
+// any set S of devices, switches included; B_in(S) = bandwidth of the links entering S).
+// Multicast switches (one copy in, many out) leave the cut bounds valid: each counts the data
+// that must cross into (or out of) S at least once, and a copy made by a switch still needs one
+// crossing per chunk; only the egress half of the gossip bound does not hold (see there).
 // - all-gather: data(S) = chunks with no source in S (S holds a member: each needs them all,
 //   one copy must cross into S) = c K |members outside S|. Exact via max_closure_ratio.
 // - reduce-scatter: the same on the reversed topology (data that must leave S: chunks whose
@@ -235,7 +238,10 @@ int find_root(std::vector<int>& parent, int x) {
 // receptions by NPUs from outside their group (M = groups holding a member; a group is one
 // gossip party, its inside traffic free), each entering the group over one of its in-links (or,
 // reversed, leaving over an out-link). So T >= 2(M-1) x buffer / min(sum of group ingress, sum of
-// group egress), over groups holding an NPU. Threshold +inf = single NPUs.
+// group egress), over groups holding an NPU. Threshold +inf = single NPUs. With multicast
+// switches only ingress counts: one send leaving a group may reach several groups as copies made
+// by a switch (the egress half of the argument needs one send per reception), while every
+// reception still enters its group over an in-link of its own.
 double group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members, double buffer,
                             double threshold) {
   const int d = t.devices();
@@ -259,7 +265,7 @@ double group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members
     if (has_npu[to]) ingress += l.bandwidth_gbps;
     if (has_npu[from]) egress += l.bandwidth_gbps;
   }
-  const double capacity = std::min(ingress, egress);
+  const double capacity = t.multicast_switches() > 0 ? ingress : std::min(ingress, egress);
   return capacity > 0 ? 2.0 * static_cast<double>(groups - 1) * buffer / capacity : 0;
 }
 

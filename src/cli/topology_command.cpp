@@ -26,7 +26,11 @@ struct DescribeCommand {
     const TopologySummary s = describe_topology(t);
     std::printf("topology          %s\n", t.name().c_str());
     std::printf("NPUs              %d\n", s.npus);
-    std::printf("switches          %d\n", s.switches);
+    if (s.multicast_switches > 0)
+      std::printf("switches          %d (%d multicast: one copy in, many out)\n", s.switches,
+                  s.multicast_switches);
+    else
+      std::printf("switches          %d\n", s.switches);
     std::printf("links             %d (directed)\n", s.links);
     std::printf("degree            %d .. %d (out-links per device)\n", s.min_degree, s.max_degree);
     std::printf("diameter          %d hops, %s us latency\n", s.diameter_hops,

@@ -11,6 +11,7 @@ nlohmann::ordered_json describe_json(const Topology& t) {
   out["topology"] = t.name();
   out["npus"] = s.npus;
   out["switches"] = s.switches;
+  out["multicast_switches"] = s.multicast_switches;
   out["links"] = s.links;
   out["min_degree"] = s.min_degree;
   out["max_degree"] = s.max_degree;

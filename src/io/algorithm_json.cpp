@@ -23,8 +23,10 @@
 //     "collective_time_ps": 16148439,     optional: the producer's claim (absent: the last end)
 //     "transfers": [                      required: the messages, in the algorithm's order
 //       [0, 1, 0, 5382813, [0]],          [src, dst, start_ps, end_ps, [chunk, ...]]
-//       [1, 2, 0, 5382813, [1, 2], 1]     an optional 6th element 1 marks a reduce transfer
-//     ]                                   (partial sums reduced at dst); 0 means a copy
+//       [1, 2, 0, 5382813, [1, 2], 1],    an optional 6th element 1 marks a reduce transfer
+//                                         (partial sums reduced at dst); 0 means a copy
+//       [0, 2, 0, 9000000, [0], 0, 3]     a copy may take a 7th element: its multicast group
+//     ]                                   (Transfer::multicast; absent: unicast)
 //   }
 //
 // src and dst are device ids of the topology (NPUs 0..N-1, then switches); chunk ids are
@@ -101,6 +103,7 @@ struct RawTransfer {
   std::int32_t src = 0, dst = 0;
   std::uint32_t first_chunk = 0, num_chunks = 0;
   bool reduce = false;
+  std::int32_t multicast = -1;
 };
 
 // What each known top-level scalar must be; "npus" and "transfers" are arrays.
@@ -121,7 +124,11 @@ const std::map<std::string, std::string, std::less<>> kScalarFields = {
 };
 constexpr const char* kTransferShape =
     "[src, dst, start_ps, end_ps, [chunk, ...]] with an optional 6th element 1 (reduce)";
-constexpr const char* kElementNames[] = {"src", "dst", "start_ps", "end_ps", "chunks", "reduce"};
+constexpr const char* kElementNames[] = {"src",    "dst",    "start_ps", "end_ps",
+                                         "chunks", "reduce", "multicast"};
+constexpr const char* kMulticastShape =
+    "[src, dst, start_ps, end_ps, [chunk, ...], 0, multicast_group] (a copy in a multicast "
+    "group)";
 
 class Reader : public nlohmann::json_sax<json> {
  public:
@@ -297,9 +304,13 @@ class Reader : public nlohmann::json_sax<json> {
         transfers.push_back(RawTransfer{});
         fail(transfer_field(), std::string("expected ") + kTransferShape + got);
       case Mode::kTransfer:
-        if (element_ >= 6)
+        if (element_ >= 7 || (element_ == 6 && transfers.back().reduce))
           fail(transfer_field(),
-               std::string("expected ") + kTransferShape + ", got more than 6 elements");
+               element_ == 6
+                   ? std::string("expected ") + kTransferShape + ", got more than 6 elements"
+                   : std::string("expected ") + kMulticastShape + ", got more than 7 elements");
+        if (element_ == 6)
+          fail(transfer_field(6), "expected a multicast group id (non-negative integer)" + got);
         if (element_ == 4) fail(transfer_field(4), "expected the chunk list [chunk, ...]" + got);
         fail(transfer_field(element_),
              std::string(element_ == 5 ? "expected reduce: 1 (reduce) or 0 (copy)"
@@ -327,8 +338,13 @@ class Reader : public nlohmann::json_sax<json> {
         return true;
       case Mode::kTransfer: {
         RawTransfer& t = transfers.back();
-        if (element_ >= 6 || element_ == 4) return unexpected(got());
-        if (element_ == 5) {
+        if (element_ >= 7 || element_ == 4 || (element_ == 6 && t.reduce)) return unexpected(got());
+        if (element_ == 6) {
+          if (too_large || value < 0 || value > kMaxInt32)
+            fail(transfer_field(element_),
+                 "expected a multicast group id (non-negative integer), got " + got());
+          t.multicast = static_cast<std::int32_t>(value);
+        } else if (element_ == 5) {
           if (too_large || (value != 0 && value != 1))
             fail(transfer_field(element_), "expected reduce: 1 (reduce) or 0 (copy), got " + got());
           t.reduce = value == 1;
@@ -489,7 +505,14 @@ std::string algorithm_to_json(const Algorithm& algorithm) {
       if (k) out += ", ";
       put_int(out, chunks[k]);
     }
-    out += t.reduce ? "], 1]" : "]]";
+    if (t.multicast >= 0) {
+      out += "], ";
+      out += t.reduce ? "1, " : "0, ";
+      put_int(out, t.multicast);
+      out += "]";
+    } else {
+      out += t.reduce ? "], 1]" : "]]";
+    }
   }
   out += transfers.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;
@@ -593,7 +616,11 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
         fields.fail(field() + "[4][" + std::to_string(k) + "]",
                     "expected a chunk id 0.." + std::to_string(num_chunks - 1) + ", got " +
                         std::to_string(chunks[k]));
-    algorithm.add_transfer(t.src, t.dst, t.start, t.end, chunks, t.reduce);
+    if (t.multicast >= 0 && static_cast<std::size_t>(t.multicast) >= reader.transfers.size())
+      fields.fail(field() + "[6]", "expected a multicast group id 0.." +
+                                       std::to_string(reader.transfers.size() - 1) + ", got " +
+                                       std::to_string(t.multicast));
+    algorithm.add_transfer(t.src, t.dst, t.start, t.end, chunks, t.reduce, t.multicast);
     last_end = std::max(last_end, t.end);
   }
   algorithm.collective_time = last_end;

@@ -532,6 +532,12 @@ std::string readme(const Algorithm& algorithm, const std::string& prefix, bool h
   if (algorithm.collective_time > 0)
     out += "tacos's own time for this algorithm: " + format_micros(algorithm.collective_time) +
            " us (link model " + to_string(algorithm.link_model) + ").\n";
+  if (algorithm.has_multicast())
+    out +=
+        "\nMulticast: ASTRA-sim does not model multicast switches. Each copy of a multicast "
+        "message is its own send here and crosses the sender's port on its own, so ASTRA-sim "
+        "runs the unicast execution of this schedule, slower than tacos's time above "
+        "(`tacos synthesize --json` predicts it as astra_sim.expected_time_us).\n";
   if (!has_network)
     out +=
         "\nThe topology is not expressible as an ASTRA-sim network (ring/fc/switch "
@@ -631,7 +637,13 @@ std::optional<std::string> astra_network_yaml(const Topology& topology,
     const std::size_t colon = item.find(':');
     if (colon == std::string_view::npos) return std::nullopt;
     const std::string_view kind = trim(item.substr(0, colon));
-    const std::string_view size = trim(item.substr(colon + 1));
+    std::string_view size = trim(item.substr(colon + 1));
+    // ASTRA-sim has no multicast: a multicast switch is written as its Switch (the ETs send
+    // each copy on its own, so the bundle runs the unicast execution of the schedule).
+    constexpr std::string_view kMulticast = ":multicast";
+    if (kind == "switch" && size.size() > kMulticast.size() &&
+        size.substr(size.size() - kMulticast.size()) == kMulticast)
+      size = trim(size.substr(0, size.size() - kMulticast.size()));
     if ((kind == "torus2d" || kind == "torus3d") && items.size() == 1) {
       std::size_t begin = 0;
       for (;;) {

@@ -240,8 +240,32 @@ int read_count(const Reader& r, const YAML::Node& node, const std::string& key, 
 Topology read_links(const Reader& r, const YAML::Node& root) {
   const std::string context = "a tacos topology";
   const int npus = read_count(r, r.require(root, "npus", context), "npus", 1);
-  const int switches =
-      root["switches"].IsDefined() ? read_count(r, root["switches"], "switches", 0) : 0;
+  // `switches` is a count, or a list with one map per switch (ids npus, npus + 1, ...):
+  // {multicast: true} declares a multicast switch (NVLink SHARP, InfiniBand multicast), {}
+  // or {multicast: false} a unicast one.
+  int switches = 0;
+  std::vector<DeviceId> multicast;
+  if (const YAML::Node list = root["switches"]; list.IsDefined() && list.IsSequence()) {
+    if (static_cast<std::int64_t>(list.size()) > kMaxDevices)
+      r.fail(list, "switches: at most " + std::to_string(kMaxDevices) + " entries");
+    switches = static_cast<int>(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string name = indexed("switches", i);
+      const YAML::Node entry = list[i];
+      if (!entry.IsMap() && !entry.IsNull())
+        r.fail(entry, "expected a map {multicast: true|false} for " + name);
+      if (entry.IsNull()) continue;
+      r.only_keys(entry, {"multicast"}, name);
+      if (entry["multicast"].IsDefined() && r.boolean(entry["multicast"], name + ".multicast"))
+        multicast.push_back(npus + static_cast<DeviceId>(i));
+    }
+  } else if (list.IsDefined()) {
+    if (list.IsMap())
+      r.fail(list,
+             "expected a count or a list of switches for 'switches' (one map per switch, "
+             "e.g. - {multicast: true})");
+    switches = read_count(r, list, "switches", 0);
+  }
   const YAML::Node links = r.sequence(r.require(root, "links", context), "links");
   std::vector<Link> result;
   // Where each src->dst pair was first given, so a duplicate names both lines.
@@ -277,7 +301,9 @@ Topology read_links(const Reader& r, const YAML::Node& root) {
                                    " of them have links (every switch needs a link)");
   }
   try {
-    return Topology(npus, switches, std::move(result), r.path());
+    Topology topology(npus, switches, std::move(result), r.path());
+    for (DeviceId d : multicast) topology.set_multicast(d);
+    return topology;
   } catch (const Error& e) {
     throw Error(r.path() + ": " + e.what());
   }

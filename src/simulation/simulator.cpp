@@ -120,23 +120,51 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
                     std::to_string(num_chunks - 1));
   }
 
+  // Multicast groups: the leader (lowest index) stands for the group in its entry link's queue
+  // and starts every member; at the switch each member goes on over its own route.
+  constexpr std::uint32_t kNoMember = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> leader;
+  if (std::string error = check_multicast_groups(algorithm, topology, leader); !error.empty())
+    throw Error("simulate: " + error);
+  std::vector<std::uint32_t> next_member;  // per transfer: the next member of its group
+  if (algorithm.has_multicast()) {
+    next_member.assign(num_transfers, kNoMember);
+    std::vector<std::uint32_t> last(num_transfers);
+    for (std::size_t i = 0; i < num_transfers; ++i) {
+      last[i] = static_cast<std::uint32_t>(i);
+      if (leader[i] == i) continue;
+      next_member[last[leader[i]]] = static_cast<std::uint32_t>(i);
+      last[leader[i]] = static_cast<std::uint32_t>(i);
+    }
+  }
+  auto members_of = [&](std::uint32_t x, auto&& visit) {
+    if (next_member.empty()) return;
+    for (std::uint32_t m = next_member[x]; m != kNoMember; m = next_member[m]) visit(m);
+  };
+
   // Per link FIFO queues: counting sort by link, then (recorded start, index) inside a link.
   std::vector<std::uint32_t> link_offsets(static_cast<std::size_t>(num_links) + 1, 0);
-  for (LinkId l : link_of) ++link_offsets[l + 1];
+  std::size_t queued_transfers = 0;
+  for (std::size_t i = 0; i < num_transfers; ++i)
+    if (leader[i] == i) {
+      ++link_offsets[link_of[i] + 1];
+      ++queued_transfers;
+    }
   for (int l = 0; l < num_links; ++l) link_offsets[l + 1] += link_offsets[l];
-  std::vector<std::uint32_t> by_link(num_transfers);
+  std::vector<std::uint32_t> by_link(queued_transfers);
   {
     // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
-    std::vector<std::pair<Time, std::uint32_t>> queue(num_transfers);
+    std::vector<std::pair<Time, std::uint32_t>> queue(queued_transfers);
     std::vector<std::uint32_t> fill(link_offsets.begin(), link_offsets.end() - 1);
     for (std::size_t i = 0; i < num_transfers; ++i)
-      queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+      if (leader[i] == i)
+        queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
     for (int l = 0; l < num_links; ++l) {
       const auto begin = queue.begin() + link_offsets[l];
       const auto end = queue.begin() + link_offsets[l + 1];
       if (!std::is_sorted(begin, end)) std::sort(begin, end);
     }
-    for (std::size_t k = 0; k < num_transfers; ++k) by_link[k] = queue[k].second;
+    for (std::size_t k = 0; k < queued_transfers; ++k) by_link[k] = queue[k].second;
   }
 
   // Per chunk: its pool entries (one per transfer carrying it) in transfer index order, with the
@@ -341,6 +369,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     ++head[l];
     result.start[x] = now;
     ++started;
+    members_of(x, [&](std::uint32_t m) {
+      result.start[m] = now;
+      ++started;
+    });
     send_hop(l, x, now);
   };
   auto wake = [&](std::uint32_t x, Time now) {
@@ -386,10 +418,15 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       continue;
     }
     if (e.kind == kAtSwitch) {
-      const LinkId next = route_of[e.id][++hop_of[e.id]];
-      const Transfer& t = transfers[e.id];
-      switch_queue[next].push(Queued{e.time, t.src, t.dst, pool[t.first_chunk], e.id});
-      if (link_free[next]) events.push(Event{e.time, kServe, static_cast<std::uint32_t>(next)});
+      auto queue_next_hop = [&](std::uint32_t x) {
+        const LinkId next = route_of[x][++hop_of[x]];
+        const Transfer& t = transfers[x];
+        switch_queue[next].push(Queued{e.time, t.src, t.dst, pool[t.first_chunk], x});
+        if (link_free[next]) events.push(Event{e.time, kServe, static_cast<std::uint32_t>(next)});
+      };
+      // A multicast message reaching its switch is copied to every member's next hop.
+      if (hop_of[e.id] == 0) members_of(e.id, queue_next_hop);
+      queue_next_hop(e.id);
       continue;
     }
     if (e.kind == kServe) {
@@ -477,7 +514,7 @@ Algorithm with_simulated_times(const Algorithm& algorithm, const SimulationResul
   for (std::size_t i = 0; i < algorithm.transfers().size(); ++i) {
     const Transfer& t = algorithm.transfers()[i];
     timed.add_transfer(t.src, t.dst, simulated.start[i], simulated.end[i], algorithm.chunks(t),
-                       t.reduce);
+                       t.reduce, t.multicast);
   }
   timed.sort_by_start();
   timed.collective_time = simulated.collective_time;

@@ -121,6 +121,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     sole_holdings_.assign(npus_, 0);
     for (ChunkId c = 0; c < chunks_; ++c)
       if (collective_.sources(c).size() == 1) ++sole_holdings_[collective_.sources(c)[0]];
+    if (topology.multicast_switches() > 0) find_multicast_ports();
   }
   // A link offers its source's own chunks before relayed ones: its destination gets a relayed
   // chunk from that chunk's source too (on a fully connected fabric directly, one step later),
@@ -326,6 +327,60 @@ void GreedyMatcher::reserve_hops(LinkId link, Time now) {
     port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
 }
 
+void GreedyMatcher::find_multicast_ports() {
+  multicast_port_.assign(links_.size(), -1);
+  port_fanout_.assign(topology_.num_links(), {});
+  bool any = false;
+  for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) {
+    const MatchLink& link = links_[l];
+    if (link.hops_begin < 0 || link.hops_end - link.hops_begin < 2) continue;
+    const LinkId port = hops_[link.hops_begin].link;
+    if (!topology_.is_multicast(topology_.link(port).dst)) continue;
+    multicast_port_[l] = port;
+    port_fanout_[port].push_back(l);
+    any = true;
+  }
+  if (!any) {
+    multicast_port_.clear();
+    port_fanout_.clear();
+  }
+}
+
+void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {
+  if (!holders_.empty() && ++holders_[chunk] == 2 && !sole_holdings_.empty() &&
+      collective_.sources(chunk).size() == 1)
+    --sole_holdings_[collective_.sources(chunk)[0]];
+  if (heterogeneous_ingress_[dst]) {
+    pending_.set(dst, chunk);
+    note_coming(dst, chunk);
+    auto [it, inserted] = pending_arrival_.try_emplace(pair_key(dst, chunk), arrival);
+    if (!inserted) it->second = std::min(it->second, arrival);
+  } else {
+    has_.set(dst, chunk);
+    note_coming(dst, chunk);
+  }
+}
+
+void GreedyMatcher::add_multicast_members(LinkId link, ChunkId chunk, Time now) {
+  // Every other route of the sender through the same entry port: it joins when its receiver
+  // can use the chunk and each of its later hops (the switch's out-port and beyond) is free
+  // when the copy gets there, so the plan still never queues.
+  for (LinkId m : port_fanout_[multicast_port_[link]]) {
+    if (m == link) continue;
+    const MatchLink& member = links_[m];
+    const Time arrival = now + member.arrival_delay;
+    if (!offerable(m, chunk, arrival)) continue;
+    bool free = true;
+    for (std::int32_t h = member.hops_begin + 1; h < member.hops_end && free; ++h)
+      free = port_free_[hops_[h].link] <= now + hops_[h].offset;
+    if (!free) continue;
+    for (std::int32_t h = member.hops_begin + 1; h < member.hops_end; ++h)
+      port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
+    mark_on_way(member.dst, chunk, arrival);
+    member_links_.push_back(m);
+  }
+}
+
 void GreedyMatcher::compute_distances() {
   // Shortest arrival time from every NPU to each member that is some chunk's destination
   // (Dijkstra over in-links), so "closer" means strictly less time to go.
@@ -506,8 +561,9 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
     return;
   }
   if (heterogeneous_ingress_[v] && has(v, chunk)) {
-    // A faster path won: carry a replacement the source held at the start, if any.
-    chunk = find_replacement(flight, now);
+    // A faster path won: carry a replacement the source held at the start, if any (not in a
+    // multicast message, whose copies all carry the same chunk).
+    chunk = flight.multicast ? -1 : find_replacement(flight, now);
     if (chunk < 0) {
       ++wasted_;
       return;
@@ -645,28 +701,38 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   return chunk;
 }
 
-void GreedyMatcher::start(LinkId link, ChunkId chunk, Time now, std::uint32_t source_log_size) {
+void GreedyMatcher::start(const Started& started, Time now) {
+  const LinkId link = started.link;
+  const ChunkId chunk = started.chunk;
   const MatchLink& l = links_[link];
-  const Time arrival = now + l.arrival_delay;
-  std::int64_t record = -1;
-  if (keep_transfers_) {
-    record = static_cast<std::int64_t>(records_.size());
-    records_.push_back(Record{l.src, l.dst, now, arrival, chunk, true});
-  }
-  std::uint32_t flight_index;
-  const Flight flight{chunk, link, source_log_size, record};
-  if (!free_flights_.empty()) {
-    flight_index = free_flights_.back();
-    free_flights_.pop_back();
-    flights_[flight_index] = flight;
-  } else {
-    flight_index = static_cast<std::uint32_t>(flights_.size());
-    flights_.push_back(flight);
-  }
-  ++started_;
-  if (flight_index >= kPortEventBit)
-    throw Error("synthesize: more than 2^30 transfers in flight at once");
-  schedule(arrival, flight_index);
+  const bool multicast = started.members_end > started.members_begin;
+  const std::int32_t group = multicast ? multicast_groups_++ : -1;
+  // One transfer per receiver; a multicast message's copies share the start and the entry hop.
+  auto fly = [&](LinkId on) {
+    const MatchLink& route = links_[on];
+    const Time arrival = now + route.arrival_delay;
+    std::int64_t record = -1;
+    if (keep_transfers_) {
+      record = static_cast<std::int64_t>(records_.size());
+      records_.push_back(Record{route.src, route.dst, now, arrival, chunk, true, group});
+    }
+    std::uint32_t flight_index;
+    const Flight flight{chunk, on, started.source_log_size, record, multicast};
+    if (!free_flights_.empty()) {
+      flight_index = free_flights_.back();
+      free_flights_.pop_back();
+      flights_[flight_index] = flight;
+    } else {
+      flight_index = static_cast<std::uint32_t>(flights_.size());
+      flights_.push_back(flight);
+    }
+    ++started_;
+    if (flight_index >= kPortEventBit)
+      throw Error("synthesize: more than 2^30 transfers in flight at once");
+    schedule(arrival, flight_index);
+  };
+  fly(link);
+  for (std::uint32_t k = started.members_begin; k < started.members_end; ++k) fly(member_links_[k]);
   if (model_ == LinkModel::kAstra || l.hops_begin >= 0)
     schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
 }
@@ -679,12 +745,14 @@ void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now, Ma
     if (i + kAhead < end) prefetch_link(sort_keys_[i + kAhead].second);
     const LinkId link = sort_keys_[i].second;
     std::uint32_t source_log_size = 0;
+    const auto members_begin = static_cast<std::uint32_t>(member_links_.size());
     const ChunkId chunk = pick(link, now, source_log_size);
     if (chunk == -2) continue;  // waits on a hop of its switch route
     if (chunk < 0)
       out.idle.push_back(link);
     else
-      out.started.push_back(Started{link, chunk, source_log_size});
+      out.started.push_back(Started{link, chunk, source_log_size, members_begin,
+                                    static_cast<std::uint32_t>(member_links_.size())});
   }
 }
 
@@ -719,10 +787,21 @@ void GreedyMatcher::match_queued_links(Time now) {
     queued_.clear();
     std::sort(sort_keys_.begin(), sort_keys_.end());
     outputs_[0].clear();
+    member_links_.clear();
     match_range(0, count, now, outputs_[0]);
+    // Multicast fills what the round left free: each message through a multicast switch takes
+    // every receiver behind it that can still use its chunk and whose ports are free in time.
+    // After the round rather than at each pick, so that the round's matching of senders to
+    // receivers (rarest chunk first per sender) is the unicast one.
+    if (!multicast_port_.empty())
+      for (Started& started : outputs_[0].started) {
+        if (multicast_port_[started.link] < 0) continue;
+        started.members_begin = static_cast<std::uint32_t>(member_links_.size());
+        add_multicast_members(started.link, started.chunk, now);
+        started.members_end = static_cast<std::uint32_t>(member_links_.size());
+      }
     for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
-    for (const Started& started : outputs_[0].started)
-      start(started.link, started.chunk, now, started.source_log_size);
+    for (const Started& started : outputs_[0].started) start(started, now);
     return;
   }
   sort_keys_.resize(count);
@@ -779,7 +858,7 @@ void GreedyMatcher::match_queued_links(Time now) {
   }
   for (const MatchOutput& out : outputs_) {
     for (LinkId link : out.idle) idle_out_[links_[link].src].push_back(link);
-    for (const Started& s : out.started) start(s.link, s.chunk, now, s.source_log_size);
+    for (const Started& s : out.started) start(s, now);
   }
 }
 
@@ -906,8 +985,14 @@ void GreedyMatcher::run() {
 Algorithm GreedyMatcher::take_algorithm() {
   Algorithm algorithm(collective_);
   algorithm.reserve(records_.size());
+  // A multicast message keeps its group while two or more of its copies are kept.
+  std::vector<std::int32_t> kept_copies(static_cast<std::size_t>(multicast_groups_), 0);
   for (const Record& r : records_)
-    if (r.kept) algorithm.add_transfer(r.src, r.dst, r.start, r.end, r.chunk);
+    if (r.kept && r.multicast >= 0) ++kept_copies[r.multicast];
+  for (const Record& r : records_)
+    if (r.kept)
+      algorithm.add_transfer(r.src, r.dst, r.start, r.end, r.chunk, false,
+                             r.multicast >= 0 && kept_copies[r.multicast] > 1 ? r.multicast : -1);
   records_.clear();
   records_.shrink_to_fit();
   algorithm.synthesizer = "tacos";

@@ -74,12 +74,14 @@ class GreedyMatcher {
     LinkId link;
     std::uint32_t source_log_length;  // what the source held when the transfer started
     std::int64_t record;              // index into records_, or -1
+    bool multicast = false;           // part of a multicast message: never carries a replacement
   };
   struct Record {
     DeviceId src, dst;
     Time start, end;
     ChunkId chunk;
     bool kept;
+    std::int32_t multicast = -1;  // group id (Transfer::multicast), or -1
   };
   static constexpr std::uint32_t kFreeEventBit = 0x80000000U;
   // A physical link on switch routes may be free again for the links waiting on it.
@@ -103,6 +105,9 @@ class GreedyMatcher {
     LinkId link;
     ChunkId chunk;
     std::uint32_t source_log_size;
+    // Multicast: the other links of the message, [members_begin, members_end) of member_links_.
+    std::uint32_t members_begin = 0;
+    std::uint32_t members_end = 0;
   };
   struct MatchOutput {
     std::vector<LinkId> idle;
@@ -116,8 +121,8 @@ class GreedyMatcher {
   // Chooses what `link` sends now and marks it on its way (touches only the link, its
   // destination's bits and, for unicast, the chunk); -1 when nothing is offerable.
   ChunkId pick(LinkId link, Time now, std::uint32_t& source_log_size);
-  // Records the transfer and schedules its events.
-  void start(LinkId link, ChunkId chunk, Time now, std::uint32_t source_log_size);
+  // Records the transfer (one per receiver of a multicast message) and schedules its events.
+  void start(const Started& started, Time now);
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
   // Seeded randomness that depends only on (seed, link, how often the link drew), never on the
   // order links are visited in, so threads cannot change the result.
@@ -183,6 +188,19 @@ class GreedyMatcher {
   // it; otherwise the link waits on the first busy hop.
   bool hops_free(LinkId link, Time now);
   void reserve_hops(LinkId link, Time now);
+  // Multicast switches (DESIGN.md "Switch fabrics"): a route whose first hop enters a multicast
+  // switch shares that hop with the sender's other routes through it. After a round is matched
+  // (as for unicast), each message `link` started with `chunk` takes every such route to an NPU
+  // that can use the chunk and whose later hops are still free in time (appended to
+  // member_links_): one entry-port occupancy, many copies, in ports the round left free.
+  void add_multicast_members(LinkId link, ChunkId chunk, Time now);
+  // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
+  void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
+  void find_multicast_ports();
+  std::vector<LinkId> multicast_port_;            // per matcher link: shared first hop, or -1
+  std::vector<std::vector<LinkId>> port_fanout_;  // per physical link: matcher links on it
+  std::vector<LinkId> member_links_;              // this round's multicast members
+  std::int32_t multicast_groups_ = 0;
   std::vector<Hop> hops_;
   std::vector<Time> port_free_;                    // per physical link
   std::vector<Time> port_wake_at_;                 // per physical link: a pending wake event

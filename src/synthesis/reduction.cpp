@@ -103,7 +103,8 @@ Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
   for (const Transfer& t : algorithm.transfers()) {
     chunks.clear();
     for (ChunkId c : algorithm.chunks(t)) chunks.push_back(map[c]);
-    remapped.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, chunks, t.reduce);
+    remapped.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, chunks, t.reduce,
+                          t.multicast);
   }
   remapped.collective_time = algorithm.collective_time + offset;
   return remapped;
@@ -111,8 +112,10 @@ Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
 
 void append(Algorithm& whole, const Algorithm& part, Time offset) {
   whole.reserve(whole.transfers().size() + part.transfers().size());
+  const std::int32_t groups = whole.multicast_groups();  // part's multicast ids follow whole's
   for (const Transfer& t : part.transfers())
-    whole.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, part.chunks(t), t.reduce);
+    whole.add_transfer(t.src, t.dst, t.start + offset, t.end + offset, part.chunks(t), t.reduce,
+                       t.multicast >= 0 ? t.multicast + groups : -1);
   whole.collective_time = std::max(whole.collective_time, part.collective_time + offset);
 }
 

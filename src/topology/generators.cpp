@@ -25,6 +25,7 @@ enum class Wiring { kLine, kRing, kUniRing, kFullyConnected, kSwitch };
 struct Dimension {
   Wiring wiring;
   std::int64_t size;
+  bool multicast = false;  // switch dimensions: "switch:N:multicast"
 };
 
 // Built by appending: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
@@ -39,6 +40,18 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   return text;
+}
+
+constexpr std::string_view kMulticastSuffix = ":multicast";
+
+// Strips a trailing ":multicast" from a size text; true when it was there.
+bool strip_multicast(std::string_view& size) {
+  if (size.size() < kMulticastSuffix.size() ||
+      size.substr(size.size() - kMulticastSuffix.size()) != kMulticastSuffix)
+    return false;
+  size.remove_suffix(kMulticastSuffix.size());
+  size = trim(size);
+  return true;
 }
 
 std::int64_t parse_count(std::string_view text, std::string_view spec) {
@@ -126,7 +139,17 @@ std::vector<Dimension> parse_spec(std::string_view spec) {
   std::vector<Dimension> dims;
   for (const std::string& item : items) {
     auto [kind, size] = split_kind(trim(item), spec);
-    dims.push_back({dimension_wiring(kind, spec), parse_count(size, spec)});
+    const bool multicast = strip_multicast(size);
+    const Wiring wiring = dimension_wiring(kind, spec);
+    if (multicast && wiring != Wiring::kSwitch)
+      throw Error("--topology " + in_quotes(spec) + ": only switches can be multicast (" +
+                  in_quotes(trim(item)) + "; write switch:N:multicast)");
+    if (size.find(':') != std::string_view::npos)
+      throw Error("--topology " + in_quotes(spec) + ": unexpected " +
+                  in_quotes(size.substr(size.find(':'))) + " in " + in_quotes(trim(item)) +
+                  (wiring == Wiring::kSwitch ? " (expected switch:N or switch:N:multicast)"
+                                             : " (expected " + std::string(kind) + ":N)"));
+    dims.push_back({wiring, parse_count(size, spec), multicast});
   }
   return dims;
 }
@@ -193,11 +216,15 @@ class Builder {
       for (std::int64_t k = 0; k < dim.size; ++k)
         members.push_back(static_cast<DeviceId>(base + k * stride));
       add_group(dim.wiring, members, gbps, latency);
+      if (dim.multicast && dim.wiring == Wiring::kSwitch)
+        multicast_.push_back(npus_ + switches_ - 1);
     }
   }
 
   Topology build(std::string name) {
-    return Topology(npus_, switches_, std::move(links_), std::move(name));
+    Topology topology(npus_, switches_, std::move(links_), std::move(name));
+    for (DeviceId s : multicast_) topology.set_multicast(s);
+    return topology;
   }
 
  private:
@@ -236,6 +263,7 @@ class Builder {
   int npus_;
   int switches_ = 0;
   std::vector<Link> links_;
+  std::vector<DeviceId> multicast_;  // switches of multicast dimensions
 };
 
 // ---- Real systems (numbers and sources: docs/topologies.md) --------------------------------
@@ -430,10 +458,24 @@ Topology make_dgx(std::string_view spec, const LinkParams& params) {
       throw Error("--topology " + in_quotes(spec) + ": dgx1 takes no size (it is 8 GPUs)");
     return make_dgx1(spec, params);
   }
-  if (colon != std::string_view::npos && size.empty())
+  std::string_view count = size;
+  const bool multicast = count == "multicast" || strip_multicast(count);
+  if (count == "multicast") count = {};
+  if (multicast && kind != "dgx-h100")
+    throw Error("--topology " + in_quotes(spec) +
+                ": only dgx-h100's NVSwitch (NVLink SHARP) "
+                "can be multicast, not " +
+                std::string(kind) + "'s");
+  if (colon != std::string_view::npos && count.empty() && !(multicast && size == "multicast"))
     throw Error("--topology " + in_quotes(spec) + ": expected a node count after ':', such as " +
                 std::string(kind) + ":2");
-  return make_dgx_cluster(kind == "dgx-a100" ? kDgxA100 : kDgxH100, size, spec, params);
+  Topology topology =
+      make_dgx_cluster(kind == "dgx-a100" ? kDgxA100 : kDgxH100, count, spec, params);
+  // The NVSwitches come first after the NPUs, one per node.
+  if (multicast)
+    for (DeviceId s = topology.npus(); s < topology.npus() + topology.npus() / kDgxGpusPerNode; ++s)
+      topology.set_multicast(s);
+  return topology;
 }
 
 }  // namespace
@@ -493,6 +535,8 @@ std::string generator_help() {
          "  uniring:N       unidirectional ring, i -> i+1 mod N\n"
          "  fc:N            fully connected, a link per ordered NPU pair\n"
          "  switch:N        N NPUs attached to one switch (bandwidth = port bandwidth)\n"
+         "  switch:N:multicast  the same switch, multicast (one copy in, many out); also as a\n"
+         "                  dimension (ring:2,switch:4:multicast) and dgx-h100:NODES:multicast\n"
          "  mesh2d:WxH      2D mesh, NPU id = x + W*y\n"
          "  torus2d:WxH     2D torus (wrap-around mesh)\n"
          "  mesh3d:XxYxZ    3D mesh, NPU id = x + X*y + X*Y*z\n"

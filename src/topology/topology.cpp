@@ -47,6 +47,21 @@ Topology::Topology(int npus, int switches, std::vector<Link> links, std::string 
   for (LinkId id = 0; id < num_links(); ++id) in_index_[fill[links_[id].dst]++] = id;
 }
 
+void Topology::set_multicast(DeviceId d, bool multicast) {
+  if (!is_switch(d) || d >= devices())
+    throw Error("topology: device " + std::to_string(d) +
+                " is not a switch; only switches can be multicast");
+  if (multicast_.empty()) {
+    if (!multicast) return;
+    multicast_.assign(switches_, 0);
+  }
+  multicast_[d - npus_] = multicast ? 1 : 0;
+}
+
+int Topology::multicast_switches() const {
+  return static_cast<int>(std::count(multicast_.begin(), multicast_.end(), 1));
+}
+
 std::span<const LinkId> Topology::out_links(DeviceId d) const {
   return {out_index_.data() + out_offsets_[d],
           static_cast<std::size_t>(out_offsets_[d + 1] - out_offsets_[d])};
@@ -82,9 +97,9 @@ Topology Topology::unwind_switches() const {
   std::map<std::pair<DeviceId, DeviceId>, Link> direct;
   auto keep_faster = [&](const Link& l) {
     auto [it, inserted] = direct.try_emplace({l.src, l.dst}, l);
-    if (!inserted && (l.bandwidth_gbps > it->second.bandwidth_gbps ||
-                      (l.bandwidth_gbps == it->second.bandwidth_gbps &&
-                       l.latency_ps < it->second.latency_ps)))
+    if (!inserted &&
+        (l.bandwidth_gbps > it->second.bandwidth_gbps ||
+         (l.bandwidth_gbps == it->second.bandwidth_gbps && l.latency_ps < it->second.latency_ps)))
       it->second = l;
   };
   for (const Link& l : links_)

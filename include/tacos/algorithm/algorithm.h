@@ -13,6 +13,13 @@ namespace tacos {
 
 // One message over one link: it carries one or more chunks; latency is paid once per message
 // and bandwidth for all its bytes. `reduce` marks a partial-sum transfer the receiver reduces.
+//
+// Multicast (DESIGN.md "Switch fabrics"): transfers with the same `multicast` id >= 0 are one
+// message copied by a multicast switch: the same sender, the same chunk list and start, never
+// reduce, each to its own receiver, every route entering the same multicast switch over the
+// same first link. That entry hop (sender -> switch) carries the bytes once; from the switch on
+// each copy takes its own route, every out-port a FIFO as for unicast, store-and-forward. -1
+// (the default) is an ordinary unicast message. Ids only group: their values carry no order.
 struct Transfer {
   DeviceId src = 0;
   DeviceId dst = 0;
@@ -21,6 +28,7 @@ struct Transfer {
   std::int32_t first_chunk = 0;  // into Algorithm::chunk_pool()
   std::int32_t num_chunks = 0;
   bool reduce = false;
+  std::int32_t multicast = -1;  // multicast group id, or -1
 };
 
 class Algorithm {
@@ -31,10 +39,11 @@ class Algorithm {
   const Collective& collective() const { return collective_; }
 
   void add_transfer(DeviceId src, DeviceId dst, Time start, Time end,
-                    std::span<const ChunkId> chunks, bool reduce = false);
+                    std::span<const ChunkId> chunks, bool reduce = false,
+                    std::int32_t multicast = -1);
   void add_transfer(DeviceId src, DeviceId dst, Time start, Time end, ChunkId chunk,
-                    bool reduce = false) {
-    add_transfer(src, dst, start, end, std::span<const ChunkId>(&chunk, 1), reduce);
+                    bool reduce = false, std::int32_t multicast = -1) {
+    add_transfer(src, dst, start, end, std::span<const ChunkId>(&chunk, 1), reduce, multicast);
   }
   void reserve(std::size_t transfers) {
     transfers_.reserve(transfers);
@@ -51,8 +60,13 @@ class Algorithm {
     return static_cast<Bytes>(t.num_chunks) * collective_.chunk_bytes();
   }
 
-  // Sorts transfers by (start, src, dst) so files are canonical; chunk lists follow.
+  // Sorts transfers by (start, src, dst) so files are canonical; chunk lists follow, and
+  // multicast ids are renumbered 0, 1, ... in order of their first transfer.
   void sort_by_start();
+  // True when some transfer is part of a multicast group.
+  bool has_multicast() const;
+  // One more than the largest multicast id (0 without multicast).
+  std::int32_t multicast_groups() const;
 
   // Provenance, carried into files.
   std::string synthesizer = "tacos";

@@ -1,6 +1,8 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/topology/topology.h"
@@ -17,7 +19,8 @@ struct VerifyResult {
 // transfer uses a link or a path through switches (SwitchRoutes) and lasts at least its hops'
 // time under `model`; a transfer starts only after each chunk it carries is at its source; no
 // link carries two transfers at once (tacos: [start, end); astra: [start, start + size/bw);
-// through switches the first hop is checked, the simulator replays the others);
+// through switches the first hop is checked, the simulator replays the others; a multicast
+// group, well formed per check_multicast_groups, occupies its entry link once);
 // every postcondition holds at the end.
 //
 // Violations are looked for in this order and the first one found is reported: per transfer
@@ -46,6 +49,15 @@ struct VerifyResult {
 // the most sets alive at once within one chunk (at most devices + transfers of that chunk).
 VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topology,
                               LinkModel model);
+
+// Multicast groups (Transfer::multicast) of an algorithm whose transfers all have valid devices
+// and routes on `topology`: fills `leader` with, per transfer, the lowest transfer index of its
+// group (itself for a unicast transfer) and returns "" when every group is well formed: two or
+// more transfers with the same sender, start and chunk list, none a reduce transfer, distinct
+// receivers, every route's first link entering the same switch, declared multicast. Otherwise
+// returns the first problem (lowest group id), one line naming a transfer.
+std::string check_multicast_groups(const Algorithm& algorithm, const Topology& topology,
+                                   std::vector<std::uint32_t>& leader);
 
 // "NPU 3" or "switch 9" (devices past the topology's NPUs are switches).
 std::string describe_device(const Topology& topology, DeviceId device);

@@ -18,7 +18,11 @@ struct SimulationResult {
 // index), the link is free and every chunk it carries is present at its source. A message
 // between NPUs without a direct link crosses switches (SwitchRoutes) hop by hop,
 // store-and-forward: a switch's out-link serves the messages that reached it first come first
-// served (ties by source, destination and first chunk, so a re-timed schedule replays exactly). Link timing per
+// served (ties by source, destination and first chunk, so a re-timed schedule replays exactly).
+// A multicast group (Transfer::multicast; check_multicast_groups, else Error) is one message:
+// its lowest-index transfer stands in its entry link's queue and starts every copy; the entry
+// hop is taken once, and when the message reaches the multicast switch each copy queues at its
+// own next hop. Link timing per
 // `model`: a message takes latency + size/bandwidth to arrive; the link is busy for all of it
 // (tacos) or for size/bandwidth only (astra). Deterministic; O(T log T) for T transfers.
 //

@@ -8,8 +8,9 @@ namespace tacos {
 struct TopologySummary {
   int npus = 0;
   int switches = 0;
-  int links = 0;       // directed links
-  int min_degree = 0;  // out-degree over all devices
+  int multicast_switches = 0;  // switches declared multicast
+  int links = 0;               // directed links
+  int min_degree = 0;          // out-degree over all devices
   int max_degree = 0;
   int diameter_hops = 0;         // over NPU pairs, switches relay
   Time diameter_latency_ps = 0;  // largest shortest-path latency over NPU pairs

@@ -23,7 +23,8 @@ struct LinkParams {
 // numbers in us).
 LinkParams parse_link_params(std::string_view bandwidth, std::string_view latency);
 
-// Builds a generator topology. Kinds: ring:N, uniring:N, fc:N, switch:N, mesh2d:WxH,
+// Builds a generator topology. Kinds: ring:N, uniring:N, fc:N, switch:N (switch:N:multicast
+// declares the switch multicast; dgx-h100:NODES:multicast its NVSwitches), mesh2d:WxH,
 // torus2d:WxH, mesh3d:XxYxZ, torus3d:XxYxZ, hypercube:N (N = 2^d) and comma-separated
 // dimensions of ring/uniring/fc/switch (dimension 0 first; NPU id = sum coordinate x stride).
 // Throws Error for unknown kinds, zero sizes or parameter lists of the wrong length.

@@ -49,6 +49,16 @@ class Topology {
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
 
+  // Multicast switches (NVLink SHARP, InfiniBand multicast): a message entering one is copied
+  // to several out-ports (DESIGN.md "Switch fabrics", Transfer::multicast). Switches are
+  // unicast unless set; a copy keeps the flags, a transposed or unwound topology does not.
+  bool is_multicast(DeviceId d) const {
+    return is_switch(d) && !multicast_.empty() && multicast_[d - npus_] != 0;
+  }
+  // Throws Error when `d` is not a switch of this topology.
+  void set_multicast(DeviceId d, bool multicast = true);
+  int multicast_switches() const;
+
   const Link& link(LinkId id) const { return links_[id]; }
   const std::vector<Link>& links() const { return links_; }
   // Link ids leaving / entering a device (out-links are sorted by dst).
@@ -81,6 +91,7 @@ class Topology {
   int switches_ = 0;
   std::string name_;
   std::vector<Link> links_;
+  std::vector<char> multicast_;      // per switch (index d - npus), empty when none is multicast
   std::vector<LinkId> out_offsets_;  // devices + 1
   std::vector<LinkId> in_offsets_;   // devices + 1
   std::vector<LinkId> out_index_;    // 0..links-1: out-links are contiguous after sorting
