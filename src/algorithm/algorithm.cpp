@@ -17,6 +17,7 @@ void Algorithm::add_transfer(DeviceId src, DeviceId dst, Time start, Time end,
   t.num_chunks = static_cast<std::int32_t>(chunks.size());
   t.reduce = reduce;
   t.multicast = multicast;
+  if (multicast >= 0) ++multicast_transfers_;
   chunk_pool_.insert(chunk_pool_.end(), chunks.begin(), chunks.end());
   transfers_.push_back(t);
 }
@@ -50,11 +51,6 @@ void Algorithm::sort_by_start() {
     if (t.multicast >= 0)
       t.multicast = renumber.try_emplace(t.multicast, static_cast<std::int32_t>(renumber.size()))
                         .first->second;
-}
-
-bool Algorithm::has_multicast() const {
-  return std::any_of(transfers_.begin(), transfers_.end(),
-                     [](const Transfer& t) { return t.multicast >= 0; });
 }
 
 std::int32_t Algorithm::multicast_groups() const {

@@ -717,7 +717,7 @@ void GreedyMatcher::start(const Started& started, Time now) {
       records_.push_back(Record{route.src, route.dst, now, arrival, chunk, true, group});
     }
     std::uint32_t flight_index;
-    const Flight flight{chunk, on, started.source_log_size, record, multicast};
+    const Flight flight{chunk, on, started.source_log_size, multicast, record};
     if (!free_flights_.empty()) {
       flight_index = free_flights_.back();
       free_flights_.pop_back();

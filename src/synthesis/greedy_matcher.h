@@ -73,8 +73,8 @@ class GreedyMatcher {
     ChunkId chunk;
     LinkId link;
     std::uint32_t source_log_length;  // what the source held when the transfer started
-    std::int64_t record;              // index into records_, or -1
     bool multicast = false;           // part of a multicast message: never carries a replacement
+    std::int64_t record;  // index into records_, or -1 (after the bool: 24 bytes, not 32)
   };
   struct Record {
     DeviceId src, dst;

@@ -63,8 +63,9 @@ class Algorithm {
   // Sorts transfers by (start, src, dst) so files are canonical; chunk lists follow, and
   // multicast ids are renumbered 0, 1, ... in order of their first transfer.
   void sort_by_start();
-  // True when some transfer is part of a multicast group.
-  bool has_multicast() const;
+  // True when some transfer is part of a multicast group (a count kept by add_transfer: the
+  // simulator and verifier ask on every call).
+  bool has_multicast() const { return multicast_transfers_ > 0; }
   // One more than the largest multicast id (0 without multicast).
   std::int32_t multicast_groups() const;
 
@@ -78,6 +79,7 @@ class Algorithm {
   Collective collective_;
   std::vector<Transfer> transfers_;
   std::vector<ChunkId> chunk_pool_;
+  std::int64_t multicast_transfers_ = 0;
 };
 
 }  // namespace tacos
