@@ -123,9 +123,11 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   // Multicast groups: the leader (lowest index) stands for the group in its entry link's queue
   // and starts every member; at the switch each member goes on over its own route.
   constexpr std::uint32_t kNoMember = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> leader;
-  if (std::string error = check_multicast_groups(algorithm, topology, leader); !error.empty())
-    throw Error("simulate: " + error);
+  std::vector<std::uint32_t> leader;  // empty without multicast: every transfer leads itself
+  if (algorithm.has_multicast())
+    if (std::string error = check_multicast_groups(algorithm, topology, leader); !error.empty())
+      throw Error("simulate: " + error);
+  auto leads = [&](std::size_t i) { return leader.empty() || leader[i] == i; };
   std::vector<std::uint32_t> next_member;  // per transfer: the next member of its group
   if (algorithm.has_multicast()) {
     next_member.assign(num_transfers, kNoMember);
@@ -146,7 +148,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::vector<std::uint32_t> link_offsets(static_cast<std::size_t>(num_links) + 1, 0);
   std::size_t queued_transfers = 0;
   for (std::size_t i = 0; i < num_transfers; ++i)
-    if (leader[i] == i) {
+    if (leads(i)) {
       ++link_offsets[link_of[i] + 1];
       ++queued_transfers;
     }
@@ -157,8 +159,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     std::vector<std::pair<Time, std::uint32_t>> queue(queued_transfers);
     std::vector<std::uint32_t> fill(link_offsets.begin(), link_offsets.end() - 1);
     for (std::size_t i = 0; i < num_transfers; ++i)
-      if (leader[i] == i)
-        queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+      if (leads(i)) queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
     for (int l = 0; l < num_links; ++l) {
       const auto begin = queue.begin() + link_offsets[l];
       const auto end = queue.begin() + link_offsets[l + 1];
