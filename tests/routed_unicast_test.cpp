@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "generated_topology.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/common/units.h"
@@ -16,12 +17,6 @@
 
 namespace tacos {
 namespace {
-
-Topology generated(const std::string& spec, std::vector<double> bandwidth = {50}) {
-  LinkParams params;
-  params.bandwidth_gbps = std::move(bandwidth);
-  return generate_topology(spec, params);
-}
 
 Collective make(CollectiveKind kind, const Topology& topology, Bytes size, int k) {
   return Collective::make(kind, topology.npus(), size, k, {}, 0);

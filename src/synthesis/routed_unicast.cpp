@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../common/mix64.h"
+#include "link_events.h"
 #include "reduction.h"
 #include "tacos/common/units.h"
 
@@ -143,8 +144,7 @@ std::optional<Algorithm> route_and_schedule(const Topology& topology, const Coll
       topology.num_links());
   std::vector<Time> link_free(topology.num_links(), 0);
   std::vector<Time> start, end;
-  using Event = std::pair<Time, std::int32_t>;  // (time, hop arriving) or (time, -1 - link)
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  LinkEventQueue events;  // hops arriving (hop id) and links freed
   auto ready = [&](std::int32_t flow, std::int32_t index) {
     const auto id = static_cast<std::int32_t>(hops.size());
     hops.push_back({flow, index});
@@ -162,30 +162,18 @@ std::optional<Algorithm> route_and_schedule(const Topology& topology, const Coll
     end[id] = now + link.latency_ps + ser[l];
     link_free[l] = now + link_busy_time(model, link.latency_ps, ser[l]);
     events.push({end[id], id});
-    events.push({link_free[l], -1 - l});
+    events.push(link_free_event(link_free[l], l));
   };
   for (std::int32_t f = 0; f < num_flows; ++f) ready(f, 0);
   for (LinkId l = 0; l < topology.num_links(); ++l) try_send(l, 0);
-  std::vector<LinkId> touched;
-  while (!events.empty()) {
-    const Time now = events.top().first;
-    touched.clear();
-    // Everything that happens at one instant is queued before any link picks.
-    while (!events.empty() && events.top().first == now) {
-      const std::int32_t what = events.top().second;
-      events.pop();
-      if (what < 0) {
-        touched.push_back(-1 - what);
-      } else {
-        const Hop hop = hops[what];
+  run_link_events(
+      events,
+      [&](std::int32_t arrived, Time, std::vector<LinkId>& touched) {
+        const Hop hop = hops[arrived];
         if (hop.index + 1 < static_cast<std::int32_t>(flows[hop.flow].path.size()))
           touched.push_back(ready(hop.flow, hop.index + 1));
-      }
-    }
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (LinkId l : touched) try_send(l, now);
-  }
+      },
+      try_send);
 
   std::vector<std::int32_t> by_start(hops.size());
   std::iota(by_start.begin(), by_start.end(), 0);

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "../common/mix64.h"
+#include "link_events.h"
 #include "reduction.h"
 #include "tacos/common/units.h"
 
@@ -190,8 +191,7 @@ Algorithm list_schedule(const Topology& topology, const Collective& all_reduce,
   std::vector<Time> link_free(topology.num_links(), 0);
   std::vector<std::vector<std::int32_t>> batches;
   std::vector<Time> batch_start, batch_end;
-  using Event = std::pair<Time, std::int32_t>;  // (time, batch arriving) or (time, -1 - link)
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  LinkEventQueue events;  // batches arriving (batch id) and links freed
   auto try_send = [&](LinkId l, Time now) {
     if (link_free[l] > now || queue[l].empty()) return;
     std::vector<std::int32_t> batch{queue[l].top().second};
@@ -211,34 +211,22 @@ Algorithm list_schedule(const Topology& topology, const Collective& all_reduce,
     batch_end.push_back(now + link.latency_ps + ser);
     link_free[l] = now + link_busy_time(model, link.latency_ps, ser);
     events.push({batch_end.back(), id});
-    events.push({link_free[l], -1 - l});
+    events.push(link_free_event(link_free[l], l));
   };
   for (std::int32_t m = 0; m < count; ++m)
     if (messages[m].pending == 0) queue[messages[m].link].push({key(m), m});
   for (LinkId l = 0; l < topology.num_links(); ++l) try_send(l, 0);
-  // Everything that happens at one instant is in the queues before any link picks its message.
-  std::vector<LinkId> touched;
-  while (!events.empty()) {
-    const Time now = events.top().first;
-    touched.clear();
-    while (!events.empty() && events.top().first == now) {
-      const std::int32_t what = events.top().second;
-      events.pop();
-      if (what < 0) {
-        touched.push_back(-1 - what);
-        continue;
-      }
-      for (std::int32_t done : batches[what])
-        for (std::int32_t m : next[done])
-          if (--messages[m].pending == 0) {
-            queue[messages[m].link].push({key(m), m});
-            touched.push_back(messages[m].link);
-          }
-    }
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (LinkId l : touched) try_send(l, now);
-  }
+  run_link_events(
+      events,
+      [&](std::int32_t arrived, Time, std::vector<LinkId>& touched) {
+        for (std::int32_t done : batches[arrived])
+          for (std::int32_t m : next[done])
+            if (--messages[m].pending == 0) {
+              queue[messages[m].link].push({key(m), m});
+              touched.push_back(messages[m].link);
+            }
+      },
+      try_send);
 
   // Batches were made in the order they start.
   Algorithm algorithm(all_reduce);
