@@ -4,13 +4,16 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <queue>
 #include <system_error>
 #include <thread>
+#include <tuple>
 
+#include "domain_relay.h"
 #include "greedy_matcher.h"
 #include "reduction.h"
 #include "routed_unicast.h"
@@ -62,6 +65,29 @@ void require_reachable(const Topology& topology, const Collective& collective) {
 // Threads each trial's matcher may use (the rest of the cores run other trials).
 thread_local int matcher_threads = 1;
 
+// The domain relay (domain_relay.h) has no seed: trials of one synthesis share each result
+// (per topology object and collective shape) instead of recomputing it.
+class RelayCache {
+ public:
+  std::optional<Algorithm> get(const Topology& topology, const Collective& collective,
+                               LinkModel model) {
+    const Key key{&topology,         static_cast<int>(collective.kind()),
+                  collective.size(), collective.chunks_per_npu(),
+                  collective.root(), static_cast<int>(model)};
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end())
+      it = entries_.emplace(key, detail::domain_relay(topology, collective, model)).first;
+    return it->second;
+  }
+
+ private:
+  using Key = std::tuple<const Topology*, int, Bytes, int, NpuId, int>;
+  std::mutex mutex_;
+  std::map<Key, std::optional<Algorithm>> entries_;
+};
+thread_local RelayCache* relay_cache = nullptr;
+
 TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
                       std::uint64_t seed, bool keep, const ProgressCallback& progress) {
   // Through switches the matcher plans; the time is what the switches do with the plan: the
@@ -83,6 +109,17 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective, Li
   if (retime) {
     detail::compact(*outcome.algorithm, topology, model);
     outcome.time = outcome.algorithm->collective_time;
+    // Messages sized per port, relayed once into each domain (domain_relay.h): kept if faster.
+    std::optional<Algorithm> relay = relay_cache
+                                         ? relay_cache->get(topology, collective, model)
+                                         : detail::domain_relay(topology, collective, model);
+    if (relay && relay->collective_time < outcome.time) {
+      outcome.time = relay->collective_time;
+      outcome.transfers = static_cast<std::int64_t>(relay->transfers().size());
+      outcome.wasted = 0;
+      relay->seed = seed;
+      outcome.algorithm = std::move(*relay);
+    }
     if (!keep) outcome.algorithm.reset();
   }
   return outcome;
@@ -396,9 +433,11 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     };
   }
 
+  RelayCache relays;
   auto worker = [&](bool reports_progress) {
     static const ProgressCallback kNoProgress;
     matcher_threads = per_trial;
+    relay_cache = &relays;
     while (true) {
       const int index = next_trial.fetch_add(1);
       if (index >= options.trials) return;
@@ -426,6 +465,7 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     }
   }
   worker(true);
+  relay_cache = nullptr;
   for (auto& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
 
