@@ -159,10 +159,11 @@ class RelayPlan {
   struct Stream {
     NpuId src, dst;
     LinkId port;
-    int order;  // lower goes first: relayed chunks, or (own_first) a source's own
-    bool own;   // a source's own chunks
-    int cap;    // chunks per message at most
-    int sent;   // messages so far
+    LinkId last;  // the route's last link, into the receiver
+    int order;    // lower goes first: relayed chunks, or (own_first) a source's own
+    bool own;     // a source's own chunks
+    int cap;      // chunks per message at most
+    int sent;     // messages so far
     std::vector<ChunkId> queue;
     std::size_t head = 0;
   };
@@ -254,6 +255,7 @@ class RelayPlan {
       streams_.push_back(Stream{u,
                                 v,
                                 route.front(),
+                                route.back(),
                                 options_.own_first ? 1 - cls : cls,
                                 cls == 1,
                                 cap_of(route, factor),
@@ -291,10 +293,9 @@ class RelayPlan {
     for (const int s : port_streams_[port]) {
       const Stream& stream = streams_[s];
       if (stream.head == stream.queue.size()) continue;
-      const auto route = routes_.route(stream.src, stream.dst);
       const std::array<std::uint64_t, 4> key{
           static_cast<std::uint64_t>(stream.order),
-          static_cast<std::uint64_t>(port_free_[route.back()]),
+          static_cast<std::uint64_t>(port_free_[stream.last]),
           static_cast<std::uint64_t>(stream.sent),
           static_cast<std::uint64_t>(shift_of(stream.src, stream.dst))};
       if (best < 0 || key < best_key) {
