@@ -11,6 +11,7 @@
 #include <limits>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -31,7 +32,7 @@ std::string describe(const EtTrace& trace, int rank, std::uint32_t index) {
          (n.name.empty() ? std::string() : " ('" + n.name + "')");
 }
 
-enum class EventKind : std::uint8_t { kNodeDone, kHopArrive, kLinkFree };
+enum class EventKind : std::uint8_t { kNodeDone, kHopArrive, kLinkFree, kServe };
 
 struct Event {
   Time time;
@@ -195,6 +196,26 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   const int num_links = topology.num_links();
   std::vector<char> link_busy(num_links, 0);
   std::vector<std::queue<std::uint32_t>> link_queue(num_links);
+  // Links leaving a switch serve the messages that reached it first come first served, ties by
+  // (source, destination, first chunk, message), as the simulator does (simulation/simulator.h):
+  // a message reaching the switch at the instant a link frees or another message reaches it
+  // waits for every arrival of that instant (kServe runs after them), so the order of messages
+  // that meet at a switch never depends on the order their sends were issued in.
+  struct SwitchQueued {
+    Time arrival;
+    int src, dst;
+    ChunkId chunk;
+    std::uint32_t message;
+    bool operator>(const SwitchQueued& o) const {
+      return std::tie(arrival, src, dst, chunk, message) >
+             std::tie(o.arrival, o.src, o.dst, o.chunk, o.message);
+    }
+  };
+  std::vector<char> from_switch(num_links, 0);
+  for (LinkId l = 0; l < num_links; ++l)
+    from_switch[l] = topology.is_switch(topology.link(l).src) ? 1 : 0;
+  std::vector<std::priority_queue<SwitchQueued, std::vector<SwitchQueued>, std::greater<>>>
+      switch_queue(num_links);
   std::vector<Time> node_end(total, -1);
   std::vector<char> issued(total, 0);
 
@@ -228,6 +249,15 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   };
   auto request_link = [&](std::uint32_t mi, Time t) {
     const LinkId l = routes[messages[mi].route_begin + messages[mi].hop];
+    if (congestion && from_switch[l]) {
+      const Message& m = messages[mi];
+      const int src = rank_of[m.send];
+      const EtNode& send = trace.ranks[src].nodes[m.send - offset[src]];
+      const ChunkId chunk = send.chunks.empty() ? 0 : send.chunks.front();
+      switch_queue[l].push(SwitchQueued{t, src, rank_of[m.recv], chunk, mi});
+      if (!link_busy[l]) push(t, EventKind::kServe, static_cast<std::uint32_t>(l));
+      return;
+    }
     if (!congestion || !link_busy[l])
       start_hop(mi, t);
     else
@@ -282,7 +312,20 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
     events.pop();
     check_schedule_time(e.time, trace.prefix);
     switch (e.kind) {
+      case EventKind::kServe: {
+        auto& queue = switch_queue[e.id];
+        if (link_busy[e.id] || queue.empty()) break;
+        const std::uint32_t mi = queue.top().message;
+        queue.pop();
+        start_hop(mi, e.time);
+        break;
+      }
       case EventKind::kLinkFree: {
+        if (from_switch[e.id]) {
+          link_busy[e.id] = 0;
+          if (!switch_queue[e.id].empty()) push(e.time, EventKind::kServe, e.id);
+          break;
+        }
         auto& queue = link_queue[e.id];
         if (queue.empty()) {
           link_busy[e.id] = 0;

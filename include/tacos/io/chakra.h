@@ -183,7 +183,9 @@ struct EtRunResult {
 // Runs the trace ASTRA-sim style on `topology` (its NPU count must equal the rank count):
 // every node whose data and control dependencies are done is issued at once; a send's message
 // goes over the link src -> dst, or, without one, hop by hop along a shortest path (fewest
-// hops, store-and-forward); each link is a FIFO. Under kAstra a message occupies a link for
+// hops, store-and-forward); each link is a FIFO, except that a link leaving a switch serves the
+// messages that reached the switch at one instant by (source, destination, first chunk), as
+// simulate() does (simulation/simulator.h). Under kAstra a message occupies a link for
 // size/bandwidth and reaches the next device latency + size/bandwidth after it started; under
 // kTacos the link is busy for the whole latency + size/bandwidth. A send finishes when its
 // message reaches dst (as in ASTRA-sim), a receive when it is issued and its message has
