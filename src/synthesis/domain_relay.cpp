@@ -78,7 +78,7 @@ struct Options {
 // The plans tried. Under the tacos link model every message holds each port for its latency,
 // so larger messages pay; under the astra model they do not, and one chunk per message
 // pipelines best. Measured (64 MiB, tacos model): own chunks first in messages of 16 x the
-// latency and 8 x across the network wins on 2-node DGX All-Gather (dgx-a100:2 1.113 x bound
+// latency and 8 x across the network wins on 2-node DGX All-Gather (dgx-a100:2 1.110 x bound
 // against the greedy's 1.198); the one-chunk tail on 4 nodes; small inside, one chunk across
 // on Broadcast.
 constexpr Options kTacosModelPlans[] = {
