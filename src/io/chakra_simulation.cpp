@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../simulation/switch_queue.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
@@ -196,26 +197,15 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   const int num_links = topology.num_links();
   std::vector<char> link_busy(num_links, 0);
   std::vector<std::queue<std::uint32_t>> link_queue(num_links);
-  // Links leaving a switch serve the messages that reached it first come first served, ties by
-  // (source, destination, first chunk, message), as the simulator does (simulation/simulator.h):
-  // a message reaching the switch at the instant a link frees or another message reaches it
-  // waits for every arrival of that instant (kServe runs after them), so the order of messages
-  // that meet at a switch never depends on the order their sends were issued in.
-  struct SwitchQueued {
-    Time arrival;
-    int src, dst;
-    ChunkId chunk;
-    std::uint32_t message;
-    bool operator>(const SwitchQueued& o) const {
-      return std::tie(arrival, src, dst, chunk, message) >
-             std::tie(o.arrival, o.src, o.dst, o.chunk, o.message);
-    }
-  };
+  // Links leaving a switch serve the messages that reached it in SwitchQueue order, as the
+  // simulator does (simulation/switch_queue.h): a message reaching the switch at the instant a
+  // link frees or another message reaches it waits for every arrival of that instant (kServe runs
+  // after them), so the order of messages that meet at a switch never depends on the order their
+  // sends were issued in.
   std::vector<char> from_switch(num_links, 0);
   for (LinkId l = 0; l < num_links; ++l)
     from_switch[l] = topology.is_switch(topology.link(l).src) ? 1 : 0;
-  std::vector<std::priority_queue<SwitchQueued, std::vector<SwitchQueued>, std::greater<>>>
-      switch_queue(num_links);
+  std::vector<detail::SwitchQueue> switch_queue(num_links);
   std::vector<Time> node_end(total, -1);
   std::vector<char> issued(total, 0);
 
@@ -254,7 +244,7 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
       const int src = rank_of[m.send];
       const EtNode& send = trace.ranks[src].nodes[m.send - offset[src]];
       const ChunkId chunk = send.chunks.empty() ? 0 : send.chunks.front();
-      switch_queue[l].push(SwitchQueued{t, src, rank_of[m.recv], chunk, mi});
+      switch_queue[l].push({t, src, rank_of[m.recv], chunk, mi});
       if (!link_busy[l]) push(t, EventKind::kServe, static_cast<std::uint32_t>(l));
       return;
     }
@@ -315,7 +305,7 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
       case EventKind::kServe: {
         auto& queue = switch_queue[e.id];
         if (link_busy[e.id] || queue.empty()) break;
-        const std::uint32_t mi = queue.top().message;
+        const std::uint32_t mi = queue.top().id;
         queue.pop();
         start_hop(mi, e.time);
         break;

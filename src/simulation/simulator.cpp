@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <limits>
 #include <queue>
-#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "switch_queue.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
@@ -320,21 +320,8 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   std::size_t started = 0;
 
-  // Links leaving a switch serve the messages that reached it, first come first served. Ties
-  // go by (source, destination, first chunk), never by transfer index, so re-simulating a
-  // re-timed (re-sorted) schedule replays it exactly.
-  struct Queued {
-    Time arrival;
-    DeviceId src, dst;
-    ChunkId chunk;
-    std::uint32_t tx;
-    bool operator>(const Queued& o) const {
-      return std::tie(arrival, src, dst, chunk, tx) >
-             std::tie(o.arrival, o.src, o.dst, o.chunk, o.tx);
-    }
-  };
-  std::vector<std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>>> switch_queue(
-      num_links);
+  // Links leaving a switch serve the messages that reached it in SwitchQueue order.
+  std::vector<detail::SwitchQueue> switch_queue(num_links);
   std::vector<std::uint8_t> hop_of(num_transfers, 0);
   auto send_hop = [&](LinkId l, std::uint32_t x, Time now) {
     link_free[l] = 0;
@@ -359,7 +346,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     if (!link_free[l]) return;
     if (topology.is_switch(topology.link(l).src)) {
       if (switch_queue[l].empty()) return;
-      const std::uint32_t x = switch_queue[l].top().tx;
+      const std::uint32_t x = switch_queue[l].top().id;
       switch_queue[l].pop();
       send_hop(l, x, now);
       return;
@@ -422,7 +409,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       auto queue_next_hop = [&](std::uint32_t x) {
         const LinkId next = route_of[x][++hop_of[x]];
         const Transfer& t = transfers[x];
-        switch_queue[next].push(Queued{e.time, t.src, t.dst, pool[t.first_chunk], x});
+        switch_queue[next].push({e.time, t.src, t.dst, pool[t.first_chunk], x});
         if (link_free[next]) events.push(Event{e.time, kServe, static_cast<std::uint32_t>(next)});
       };
       // A multicast message reaching its switch is copied to every member's next hop.

@@ -129,8 +129,6 @@ class RelayPlan {
     stream_index_.clear();
     port_streams_.assign(topology_.num_links(), {});
     port_free_.assign(topology_.num_links(), 0);
-    messages_.clear();
-    message_chunks_.clear();
     Algorithm algorithm(collective_);
     algorithm_ = &algorithm;
     LinkEventQueue events;
@@ -145,9 +143,9 @@ class RelayPlan {
     run_link_events(
         events,
         [&](std::int32_t id, Time, std::vector<LinkId>& ports) {
-          const Message& m = messages_[id];
-          for (std::int32_t k = 0; k < m.count; ++k)
-            obtain(m.dst, message_chunks_[m.first + k], m.src, ports);
+          // The event id is the transfer's index; obtain() adds no transfers.
+          const Transfer& t = algorithm.transfers()[static_cast<std::size_t>(id)];
+          for (ChunkId c : algorithm.chunks(t)) obtain(t.dst, c, t.src, ports);
         },
         [&](LinkId port, Time now) { try_send(port, now, events); });
     algorithm.synthesizer = "tacos";
@@ -160,18 +158,12 @@ class RelayPlan {
     NpuId src, dst;
     LinkId port;
     LinkId last;  // the route's last link, into the receiver
-    int order;    // lower goes first: relayed chunks, or (own_first) a source's own
     bool own;     // a source's own chunks
     int cap;      // chunks per message at most
     int sent;     // messages so far
     std::vector<ChunkId> queue;
     std::size_t head = 0;
   };
-  struct Message {
-    NpuId src, dst;
-    std::int32_t first, count;
-  };
-
   bool broadcast() const { return collective_.kind() == CollectiveKind::kBroadcast; }
 
   // Broadcast: the root hands chunk c to another member of its domain, in turn, which spreads
@@ -203,14 +195,13 @@ class RelayPlan {
     const NpuId hub = distributor(c);
     const int domain = domains_.of[u];
     const int domains = static_cast<int>(domains_.members.size());
-    const int cls = received ? 0 : 1;
     const bool entry = received && domains_.of[from] != domain;
     auto spread_locally = [&] {
       for (NpuId v : domains_.members[domain])
-        if (v != u && v != source) owe(u, v, c, cls, touched);
+        if (v != u && v != source) owe(u, v, c, !received, touched);
     };
     auto owe_domain = [&](int other) {
-      owe(u, entry_[static_cast<std::size_t>(u) * domains + other], c, cls, touched);
+      owe(u, entry_[static_cast<std::size_t>(u) * domains + other], c, !received, touched);
     };
     if (!broadcast()) {
       // All-Gather: the source sends its chunk into its domain and to one entry per domain,
@@ -229,7 +220,7 @@ class RelayPlan {
     // the root's domain sends each chunk out once (a star would send it domains - 1 times).
     const int root_domain = domains_.of[source];
     if (domain == root_domain) {
-      if (u == source && hub != source) owe(u, hub, c, cls, touched);
+      if (u == source && hub != source) owe(u, hub, c, !received, touched);
       if (u == hub) spread_locally();
       if (u == exporter(c) && domains > 1)
         owe_domain((root_domain + 1 + c % (domains - 1)) % domains);
@@ -242,26 +233,20 @@ class RelayPlan {
         if (other != domain && other != root_domain) owe_domain(other);
   }
 
-  void owe(NpuId u, NpuId v, ChunkId c, int cls, std::vector<LinkId>& touched) {
+  // `own`: c is one of u's own chunks (not relayed); own and relayed chunks go in separate
+  // streams, which may differ in message size and priority.
+  void owe(NpuId u, NpuId v, ChunkId c, bool own, std::vector<LinkId>& touched) {
     const std::uint64_t key = (static_cast<std::uint64_t>(u) << 33) |
                               (static_cast<std::uint64_t>(v) << 1) |
-                              static_cast<std::uint64_t>(cls);
+                              static_cast<std::uint64_t>(own);
     auto [it, inserted] = stream_index_.try_emplace(key, static_cast<int>(streams_.size()));
     if (inserted) {
       const auto route = routes_.route(u, v);
       const int factor = domains_.of[u] != domains_.of[v] ? options_.network_factor
-                         : cls == 1                       ? options_.own_factor
+                         : own                            ? options_.own_factor
                                                           : options_.relay_factor;
-      streams_.push_back(Stream{u,
-                                v,
-                                route.front(),
-                                route.back(),
-                                options_.own_first ? 1 - cls : cls,
-                                cls == 1,
-                                cap_of(route, factor),
-                                0,
-                                {},
-                                0});
+      streams_.push_back(
+          Stream{u, v, route.front(), route.back(), own, cap_of(route, factor), 0, {}, 0});
       port_streams_[route.front()].push_back(it->second);
     }
     Stream& stream = streams_[it->second];
@@ -283,18 +268,17 @@ class RelayPlan {
 
   void try_send(LinkId port, Time now, LinkEventQueue& events) {
     if (port_free_[port] > now) return;
-    // By order (relayed chunks first unless own_first: the finish waits on what arrives last),
-    // then the receiver whose last port frees first (a switch's out-port queue is time lost),
-    // then the stream that sent least, then the nearest receiver round the domain from the
-    // sender: every sender picking the
-    // same shift makes one port per receiver, a permutation.
+    // Relayed chunks first unless own_first (the finish waits on what arrives last), then the
+    // receiver whose last port frees first (a switch's out-port queue is time lost), then the
+    // stream that sent least, then the nearest receiver round the domain from the sender: every
+    // sender picking the same shift makes one port per receiver, a permutation.
     int best = -1;
     std::array<std::uint64_t, 4> best_key{};
     for (const int s : port_streams_[port]) {
       const Stream& stream = streams_[s];
       if (stream.head == stream.queue.size()) continue;
       const std::array<std::uint64_t, 4> key{
-          static_cast<std::uint64_t>(stream.order),
+          static_cast<std::uint64_t>(stream.own != options_.own_first),
           static_cast<std::uint64_t>(port_free_[stream.last]),
           static_cast<std::uint64_t>(stream.sent),
           static_cast<std::uint64_t>(shift_of(stream.src, stream.dst))};
@@ -313,8 +297,8 @@ class RelayPlan {
       if (available > 1 && available <= cap) cap = available - 1;
     }
     const int take = std::min(available, cap);
-    const auto first = static_cast<std::int32_t>(message_chunks_.size());
-    for (int k = 0; k < take; ++k) message_chunks_.push_back(stream.queue[stream.head + k]);
+    const std::span<const ChunkId> chunks(stream.queue.data() + stream.head,
+                                          static_cast<std::size_t>(take));
     stream.head += static_cast<std::size_t>(take);
     ++stream.sent;
     const Bytes bytes = collective_.chunk_bytes() * take;
@@ -328,11 +312,8 @@ class RelayPlan {
       if (h == 0) first_busy_end = port_free_[route[h]];
       ready = begin + link.latency_ps + serial;
     }
-    algorithm_->add_transfer(
-        stream.src, stream.dst, now, ready,
-        std::span<const ChunkId>(message_chunks_.data() + first, static_cast<std::size_t>(take)));
-    messages_.push_back(Message{stream.src, stream.dst, first, take});
-    events.push({ready, static_cast<std::int32_t>(messages_.size() - 1)});
+    algorithm_->add_transfer(stream.src, stream.dst, now, ready, chunks);
+    events.push({ready, static_cast<std::int32_t>(algorithm_->transfers().size() - 1)});
     events.push(link_free_event(first_busy_end, port));
   }
 
@@ -358,8 +339,6 @@ class RelayPlan {
   std::unordered_map<std::uint64_t, int> stream_index_;
   std::vector<std::vector<int>> port_streams_;
   std::vector<Time> port_free_;
-  std::vector<Message> messages_;
-  std::vector<ChunkId> message_chunks_;
   Algorithm* algorithm_ = nullptr;
 };
 
