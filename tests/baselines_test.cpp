@@ -105,6 +105,24 @@ TEST(BaselineHandWorked, RingPipelinesPiecesThroughASwitch) {
   EXPECT_EQ(a.collective_time, 15 * step(65536));
 }
 
+TEST(BaselineHandWorked, DirectSendsInShiftOrderThroughASwitch) {
+  // switch:4, 1 MiB All-Gather, K = 1: chunks of 256 KiB. NPU i sends to i+1, i+2, i+3 in
+  // turn, so every round is a permutation: each down-port takes one message per round, right
+  // after its up-hop. 3 up-hops back to back plus the last one's down-hop: 4 port steps. (All
+  // senders starting with the same receiver took 32.296878 us: 3 messages queued on one port.)
+  const Topology topology = generate_topology("switch:4", parse_link_params("50", "0.5us"));
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1);
+  const Algorithm a =
+      synthesize_baseline(Baseline::kDirect, topology, c, LinkModel::kTacos, "switch:4");
+  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(a.collective_time, 4 * step(262144));
+  for (const Transfer& t : a.transfers()) {
+    const Time round = (t.dst - t.src + 4) % 4 - 1;
+    EXPECT_EQ(t.start, round * step(262144)) << t.src << " -> " << t.dst;
+  }
+}
+
 TEST(BaselineHandWorked, HierarchicalAllReduceOnRing4Fc2) {
   // ring:4,fc:2 (8 NPUs, chunks of 128 KiB). Dimension 0, a ring of 4: 3 steps, each moving
   // one block of 2 chunks (256 KiB); dimension 1, fc of 2: one exchange of 1 chunk (128 KiB).

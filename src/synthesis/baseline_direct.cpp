@@ -11,21 +11,28 @@ Algorithm direct_baseline(const Topology& topology, const Collective& collective
   const auto& members = collective.members();
   const int root = has_root(collective.kind()) ? collective.member_index(collective.root()) : -1;
   LogicalSchedule schedule(topology, collective);
-  // One message per (sender, receiver, piece); piece k at step base + k.
+  // Member i sends to member j in round (j - i - 1) mod n: every round is a permutation, so no
+  // receiver's port takes two messages at once (all senders starting with the same receiver
+  // queue n - 1 messages on its port while the others idle).
+  auto shift = [n](int i, int j) { return static_cast<std::int64_t>((j - i + n) % n - 1); };
+  // One message per (sender, receiver, piece); piece k in steps base + k(n-1) + round.
   auto all_gather = [&](std::int64_t base) {
     for (int k = 0; k < k_count; ++k)
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
-          if (i != j) schedule.send(members[i], members[j], base + k, i * k_count + k);
-    return base + k_count;
+          if (i != j)
+            schedule.send(members[i], members[j], base + k * (n - 1) + shift(i, j),
+                          i * k_count + k);
+    return base + k_count * (n - 1);
   };
   auto reduce_scatter = [&](std::int64_t base) {
     for (int k = 0; k < k_count; ++k)
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
           if (i != j)
-            schedule.send(members[i], members[j], base + k, j * k_count + k, /*reduce=*/true);
-    return base + k_count;
+            schedule.send(members[i], members[j], base + k * (n - 1) + shift(i, j), j * k_count + k,
+                          /*reduce=*/true);
+    return base + k_count * (n - 1);
   };
   switch (collective.kind()) {
     case CollectiveKind::kAllGather:
@@ -67,7 +74,9 @@ Algorithm direct_baseline(const Topology& topology, const Collective& collective
       for (int k = 0; k < k_count; ++k)
         for (int i = 0; i < n; ++i)
           for (int j = 0; j < n; ++j)
-            if (i != j) schedule.send(members[i], members[j], k, (i * n + j) * k_count + k);
+            if (i != j)
+              schedule.send(members[i], members[j], k * (n - 1) + shift(i, j),
+                            (i * n + j) * k_count + k);
       break;
   }
   return schedule.build("direct", model);
