@@ -205,12 +205,20 @@ TEST(Collectives, TimeOnlyMatchesFullModeOnTorus32x32) {
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
     const Collective c = Collective::make(kind, t.npus(), Bytes{64} << 20, 1);
     SynthesisOptions full;
+    full.coalesce = false;  // --time-only is the greedy alone; coalescing needs the transfers
     SynthesisOptions fast;
     fast.keep_transfers = false;
     const SynthesisResult a = synthesize_tacos(t, c, full);
     const SynthesisResult b = synthesize_tacos(t, c, fast);
     EXPECT_EQ(a.collective_time, b.collective_time) << to_string(kind);
     EXPECT_TRUE(b.algorithm.transfers().empty());
+    if (kind == CollectiveKind::kAllGather) {
+      // 64 KiB chunks (1.22 us at 50 GB/s) against 0.5 us of latency per message: coalescing
+      // gains, measured 442.2 -> 362.2 us on 32x32 and 349.9 -> 336.9 on 16x16.
+      const SynthesisResult merged = synthesize_tacos(t, c, SynthesisOptions{});
+      EXPECT_LT(static_cast<double>(merged.collective_time),
+                0.97 * static_cast<double>(a.collective_time));
+    }
   }
 }
 

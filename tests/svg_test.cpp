@@ -148,6 +148,7 @@ Algorithm synthesized(const Topology& network, CollectiveKind kind, int chunks_p
   const Collective c = Collective::make(kind, network.npus(), 1 << 20, chunks_per_npu);
   SynthesisOptions options;
   options.threads = 1;
+  options.coalesce = false;  // one arrow per chunk and step, as counted below
   return synthesize_tacos(network, c, options).algorithm;
 }
 

@@ -22,12 +22,15 @@ Topology make(const std::string& spec, const std::string& bandwidth = "50",
   return generate_topology(spec, parse_link_params(bandwidth, latency)).unwind_switches();
 }
 
+// The greedy alone unless `coalesce` (the hand-worked times below count one chunk per message).
 SynthesisResult all_gather(const Topology& topology, Bytes size, int k, int trials,
-                           LinkModel model = LinkModel::kTacos, std::uint64_t seed = 1) {
+                           LinkModel model = LinkModel::kTacos, std::uint64_t seed = 1,
+                           bool coalesce = false) {
   SynthesisOptions options;
   options.trials = trials;
   options.seed = seed;
   options.link_model = model;
+  options.coalesce = coalesce;
   const Collective collective =
       Collective::make(CollectiveKind::kAllGather, topology.npus(), size, k);
   return synthesize_tacos(topology, collective, options);
@@ -90,6 +93,9 @@ TEST(TacosSynthesis, FullyConnectedTakesKSteps) {
             4 * step_time(size / 32, 50, 500'000));
   EXPECT_EQ(all_gather(make("fc:16"), size, 2, 1).collective_time,
             2 * step_time(size / 32, 50, 500'000));
+  // With message coalescing (the default) each link's K messages become one: K = 1's time.
+  EXPECT_EQ(all_gather(make("fc:8"), size, 4, 1, LinkModel::kTacos, 1, true).collective_time,
+            500'000 + 4 * serialization_time(size / 32, 50));
   EXPECT_EQ(all_gather(make("fc:8"), size, 4, 1, LinkModel::kAstra).collective_time,
             4 * serialization_time(size / 32, 50) + 500'000);
 }

@@ -58,6 +58,8 @@ SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flag
   options.threads = threads;
   options.link_model = flags.model();
   options.all_reduce_mode = parse_all_reduce_mode(all_reduce_mode);
+  // Message coalescing belongs with the portfolio: off (and --time-only) is the pure greedy.
+  options.coalesce = flags.portfolio_on();
   return options;
 }
 

@@ -20,6 +20,7 @@ struct TopologyOptions {
   // What algorithms run on: `full` itself (switches as devices) or, with --switch-model
   // unwind, the TACOS paper's NPU-only unwinding.
   Topology network(const Topology& full) const;
+  bool unwound() const { return switch_model == "unwind"; }
 };
 
 struct SynthesisFlags {

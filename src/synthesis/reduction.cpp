@@ -51,26 +51,38 @@ Algorithm prune_to_trees(const Algorithm& copy) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return transfers[a].start > transfers[b].start;
   });
+  // Per chunk of a message (a message may carry several: message_coalescing.h), so that a
+  // message keeps only the chunks its receiver gets there first and needs.
   std::unordered_set<std::uint64_t> forwards;
-  std::vector<char> keep(transfers.size(), 0);
+  std::vector<std::int64_t> position(transfers.size() + 1, 0);
+  for (std::size_t i = 0; i < transfers.size(); ++i)
+    position[i + 1] = position[i] + transfers[i].num_chunks;
+  std::vector<char> keep(static_cast<std::size_t>(position.back()), 0);
   for (std::size_t i : order) {
     const Transfer& t = transfers[i];
-    const ChunkId c = copy.chunks(t)[0];
-    if (first.at(pair_key(t.dst, c)) != i) continue;
-    const auto destinations = collective.destinations(c);
-    const bool needed =
-        std::find(destinations.begin(), destinations.end(), t.dst) != destinations.end() ||
-        forwards.count(pair_key(t.dst, c)) > 0;
-    if (!needed) continue;
-    keep[i] = 1;
-    forwards.insert(pair_key(t.src, c));
+    const auto chunks = copy.chunks(t);
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+      const ChunkId c = chunks[k];
+      if (first.at(pair_key(t.dst, c)) != i) continue;
+      const auto destinations = collective.destinations(c);
+      const bool needed =
+          std::find(destinations.begin(), destinations.end(), t.dst) != destinations.end() ||
+          forwards.count(pair_key(t.dst, c)) > 0;
+      if (!needed) continue;
+      keep[static_cast<std::size_t>(position[i]) + k] = 1;
+      forwards.insert(pair_key(t.src, c));
+    }
   }
   Algorithm pruned = with_provenance(collective, copy);
-  for (std::size_t i = 0; i < transfers.size(); ++i)
-    if (keep[i]) {
-      const Transfer& t = transfers[i];
-      pruned.add_transfer(t.src, t.dst, t.start, t.end, copy.chunks(t), t.reduce);
-    }
+  std::vector<ChunkId> kept;
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    const auto chunks = copy.chunks(t);
+    kept.clear();
+    for (std::size_t k = 0; k < chunks.size(); ++k)
+      if (keep[static_cast<std::size_t>(position[i]) + k]) kept.push_back(chunks[k]);
+    if (!kept.empty()) pruned.add_transfer(t.src, t.dst, t.start, t.end, kept, t.reduce);
+  }
   pruned.collective_time = copy.collective_time;
   return pruned;
 }

@@ -15,6 +15,7 @@
 
 #include "domain_relay.h"
 #include "greedy_matcher.h"
+#include "message_coalescing.h"
 #include "reduction.h"
 #include "routed_unicast.h"
 #include "tacos/common/error.h"
@@ -87,6 +88,8 @@ class RelayCache {
   std::map<Key, std::optional<Algorithm>> entries_;
 };
 thread_local RelayCache* relay_cache = nullptr;
+// SynthesisOptions::coalesce of the synthesis this thread runs trials for.
+thread_local bool coalesce_copies = true;
 
 TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
                       std::uint64_t seed, bool keep, const ProgressCallback& progress) {
@@ -105,6 +108,17 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective, Li
   if (keep || retime) {
     outcome.algorithm = matcher.take_algorithm();
     outcome.algorithm->seed = seed;
+  }
+  if (keep && !retime && coalesce_copies) {
+    // One message where the greedy sent two on a link and merging delays nothing: the link
+    // pays its latency once (message_coalescing.h); kept if faster.
+    std::optional<Algorithm> merged =
+        detail::coalesce_messages(*outcome.algorithm, topology, model);
+    if (merged && merged->collective_time < outcome.time) {
+      outcome.time = merged->collective_time;
+      outcome.transfers = static_cast<std::int64_t>(merged->transfers().size());
+      outcome.algorithm = std::move(*merged);
+    }
   }
   if (retime) {
     detail::compact(*outcome.algorithm, topology, model);
@@ -438,6 +452,7 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     static const ProgressCallback kNoProgress;
     matcher_threads = per_trial;
     relay_cache = &relays;
+    coalesce_copies = options.coalesce && options.keep_transfers;
     while (true) {
       const int index = next_trial.fetch_add(1);
       if (index >= options.trials) return;

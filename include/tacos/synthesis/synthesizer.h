@@ -30,6 +30,11 @@ struct SynthesisOptions {
   LinkModel link_model = LinkModel::kTacos;
   bool keep_transfers = true;  // false: time and statistics only (--time-only)
   AllReduceMode all_reduce_mode = AllReduceMode::kPipelined;
+  // Copy schedules on direct links under the tacos link model: merge a link's next message into
+  // the one before it where that delays nothing, so the link pays its latency once
+  // (src/synthesis/message_coalescing.h); kept where faster. Off is the pure greedy; it is off
+  // whenever keep_transfers is false (the CLI ties it to --portfolio).
+  bool coalesce = true;
   ProgressCallback progress;
 };
 
