@@ -19,7 +19,7 @@ row to the CSV at once: the configuration (``config_*`` columns), every key of
 ``tacos synthesize --json``, ``status`` (``ok``; ``error``: tacos refused the configuration, the
 message is in ``error``; ``failed``: the task itself died, e.g. its worker was lost too often) and
 ``error``. ``tacos`` runs with its portfolio (``portfolio_winner`` names the schedule kept,
-``greedy_time_us`` is the TACOS greedy's own time). Re-running with the same ``--out`` skips configurations that have an ``ok`` or
+``greedy_time_us`` is tacos's own schedule's time before the baselines). Re-running with the same ``--out`` skips configurations that have an ``ok`` or
 ``error`` row and retries ``failed`` ones, so an interrupted sweep resumes where it stopped.
 """
 

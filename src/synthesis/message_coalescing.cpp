@@ -70,6 +70,12 @@ Algorithm merge_round(const Algorithm& algorithm, const Topology& topology, Time
     }
   }
 
+  // A chunk's serialization per link (a merge adds the part's chunks times this; the simulator
+  // re-times the result exactly).
+  std::vector<Time> chunk_time(topology.num_links());
+  for (LinkId l = 0; l < topology.num_links(); ++l)
+    chunk_time[l] = serialization_time(chunk_bytes, topology.link(l).bandwidth_gbps);
+
   Algorithm merged(algorithm.collective());
   merged.reserve(transfers.size());
   merged.synthesizer = algorithm.synthesizer;
@@ -95,8 +101,7 @@ Algorithm merge_round(const Algorithm& algorithm, const Topology& topology, Time
       const bool repeats = std::any_of(part_chunks.begin(), part_chunks.end(), [&](ChunkId c) {
         return std::find(carried.begin(), carried.end(), c) != carried.end();
       });
-      const Time added =
-          serialization_time(chunk_bytes * part.num_chunks, topology.link(link[j]).bandwidth_gbps);
+      const Time added = chunk_time[link[j]] * part.num_chunks;
       if (!ready || repeats || added > room) break;
       end += added;
       // The part's own chunks now arrive at `end`, no later than before.
@@ -122,8 +127,13 @@ std::optional<Algorithm> coalesce_messages(const Algorithm& copy, const Topology
       static_cast<double>(topology.npus()) * copy.collective().num_chunks() > kCoalesceMaxPresence)
     return std::nullopt;
 
-  const SimulationResult start = simulate(copy, topology, model);
-  Algorithm current = with_simulated_times(copy, start);
+  // The greedy's times are the simulator's already (every transfer as early as its link and
+  // data allow); were they not, a merge would only be judged less well: every round is re-timed
+  // by the simulator and kept only when it finishes earlier.
+  Algorithm current = copy;
+  current.collective_time = 0;
+  for (const Transfer& t : current.transfers())
+    current.collective_time = std::max(current.collective_time, t.end);
   std::optional<Algorithm> best;
   for (int round = 0; round < kRounds; ++round) {
     Algorithm merged = merge_round(current, topology, current.collective_time);
