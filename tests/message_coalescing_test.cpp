@@ -91,6 +91,20 @@ TEST(MessageCoalescing, NotAppliedUnderTheAstraModelNorThroughSwitches) {
   EXPECT_FALSE(detail::coalesce_messages(s.algorithm, s8, LinkModel::kTacos).has_value());
 }
 
+TEST(MessageCoalescing, GatherFlowsToOneRootShareMessages) {
+  // mesh2d:8x8 Gather, 1 MiB, K = 1: 16 KiB chunks (0.31 us) against 0.5 us per message, all
+  // converging on the root's 2 in-links. The routed flows are coalesced too; measured 25.77 ->
+  // 17.96 us.
+  const Topology mesh = make("mesh2d:8x8");
+  const SynthesisResult greedy = synthesize(mesh, CollectiveKind::kGather, 1 << 20, 1, false);
+  const SynthesisResult merged = synthesize(mesh, CollectiveKind::kGather, 1 << 20, 1, true);
+  EXPECT_LT(static_cast<double>(merged.collective_time),
+            0.75 * static_cast<double>(greedy.collective_time));
+  const VerifyResult v = verify_algorithm(merged.algorithm, mesh, LinkModel::kTacos);
+  EXPECT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(v.collective_time, merged.collective_time);
+}
+
 struct Case {
   std::string spec, bandwidth;
 };

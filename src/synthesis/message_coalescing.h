@@ -1,6 +1,7 @@
 #pragma once
 // Message coalescing: a pass over a copy schedule (no reduce transfers) on direct links that
-// merges a link's next message into the one before it where the merge delays nothing.
+// merges a link's next message into the one before it where the merge delays nothing. Run on the
+// greedy's copy schedules and on the routed unicast flows (tacos_synthesizer.cpp).
 //
 // Why: the greedy sends one chunk per message, and under the tacos link model every message
 // holds its link for the latency as well. Where chunks are small next to the latency (many NPUs,

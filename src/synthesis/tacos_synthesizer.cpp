@@ -361,11 +361,14 @@ Trial make_trial(const Topology& topology, const Collective& collective,
     case CollectiveKind::kScatter:
     case CollectiveKind::kAllToAll:
       // Every chunk goes to one NPU: the flows routed against each other's load are kept when
-      // faster than the greedy's hop-by-hop routes (routed_unicast.h).
+      // faster than the greedy's hop-by-hop routes (routed_unicast.h); both are coalesced.
       return [&topology, &collective, model, keep](std::uint64_t seed,
                                                    const ProgressCallback& progress) {
         TrialOutcome greedy = run_copy(topology, collective, model, seed, keep, progress);
         std::optional<Algorithm> flows = detail::routed_unicast(topology, collective, model, seed);
+        if (flows && keep && coalesce_copies)
+          if (std::optional<Algorithm> merged = detail::coalesce_messages(*flows, topology, model))
+            flows = std::move(merged);
         if (flows && flows->collective_time < greedy.time)
           return outcome_of(std::move(*flows), seed, keep);
         return greedy;
