@@ -92,15 +92,24 @@ TEST(BaselineHandWorked, RingAllGatherTurnsBothWays) {
   EXPECT_EQ(b.collective_time, 14 * step(65536));
 }
 
+// An All-Gather baseline with the switch as a device (not unwound), and its verification.
+struct Verified {
+  Algorithm algorithm;
+  VerifyResult verified;
+};
+Verified through_switch(Baseline baseline, const std::string& spec, Bytes size, int k) {
+  const Topology topology = generate_topology(spec, parse_link_params("50", "0.5us"));
+  const Collective c = Collective::make(CollectiveKind::kAllGather, topology.npus(), size, k);
+  Algorithm a = synthesize_baseline(baseline, topology, c, LinkModel::kTacos, spec);
+  VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  return {std::move(a), std::move(v)};
+}
+
 TEST(BaselineHandWorked, RingPipelinesPiecesThroughASwitch) {
   // switch:8, K = 2, one ring (a full-duplex port carries both directions already). Hop-major
   // order: each uplink sends both pieces' first hop, then every later hop as soon as it
   // arrives (two port hops later): 14 messages back to back, plus the last one's down hop.
-  const Topology topology = generate_topology("switch:8", parse_link_params("50", "0.5us"));
-  const Collective c = Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 2);
-  const Algorithm a =
-      synthesize_baseline(Baseline::kRing, topology, c, LinkModel::kTacos, "switch:8");
-  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  const auto [a, v] = through_switch(Baseline::kRing, "switch:8", 1 << 20, 2);
   ASSERT_TRUE(v.ok) << v.error;
   EXPECT_EQ(a.collective_time, 15 * step(65536));
 }
@@ -110,11 +119,7 @@ TEST(BaselineHandWorked, DirectSendsInShiftOrderThroughASwitch) {
   // turn, so every round is a permutation: each down-port takes one message per round, right
   // after its up-hop. 3 up-hops back to back plus the last one's down-hop: 4 port steps. (All
   // senders starting with the same receiver took 32.296878 us: 3 messages queued on one port.)
-  const Topology topology = generate_topology("switch:4", parse_link_params("50", "0.5us"));
-  const Collective c = Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1);
-  const Algorithm a =
-      synthesize_baseline(Baseline::kDirect, topology, c, LinkModel::kTacos, "switch:4");
-  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  const auto [a, v] = through_switch(Baseline::kDirect, "switch:4", 1 << 20, 1);
   ASSERT_TRUE(v.ok) << v.error;
   EXPECT_EQ(a.collective_time, 4 * step(262144));
   for (const Transfer& t : a.transfers()) {

@@ -59,11 +59,7 @@ TEST(MessageCoalescing, OnlyChunksAlreadyThereJoinAMessage) {
   // chunk it has just received from u - 1. That chunk was not at u when the first message
   // started, so nothing merges and the pass reports no gain.
   const Topology ring = make("uniring:3");
-  SynthesisOptions options;
-  options.threads = 1;
-  const Collective c = Collective::make(CollectiveKind::kAllGather, 3, 3 << 10, 1);
-  options.coalesce = false;
-  const SynthesisResult greedy = synthesize_tacos(ring, c, options);
+  const SynthesisResult greedy = synthesize(ring, CollectiveKind::kAllGather, 3 << 10, 1, false);
   EXPECT_FALSE(detail::coalesce_messages(greedy.algorithm, ring, LinkModel::kTacos).has_value());
 }
 

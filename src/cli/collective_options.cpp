@@ -51,15 +51,17 @@ Collective CollectiveOptions::make(const Topology& network, int chunks_per_npu) 
   return Collective::make(kind, network.npus(), bytes, chunks_per_npu, members, root);
 }
 
-SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flags) const {
+SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flags,
+                                                      const TopologyOptions& topology) const {
   SynthesisOptions options;
   options.seed = flags.seed;
   options.trials = trials;
   options.threads = threads;
   options.link_model = flags.model();
   options.all_reduce_mode = parse_all_reduce_mode(all_reduce_mode);
-  // Message coalescing belongs with the portfolio: off (and --time-only) is the pure greedy.
-  options.coalesce = flags.portfolio_on();
+  // Message coalescing belongs with the portfolio: off (and --time-only) is the pure greedy; the
+  // paper's model (--switch-model unwind) keeps the paper's greedy, one chunk per message.
+  options.coalesce = flags.portfolio_on() && !topology.unwound();
   return options;
 }
 

@@ -24,7 +24,8 @@ struct CollectiveOptions {
   // Validates the flags against the (unwound) topology and builds the collective.
   Collective make(const Topology& network, const SynthesisFlags& flags) const;
   Collective make(const Topology& network, int chunks_per_npu) const;
-  SynthesisOptions synthesis_options(const SynthesisFlags& flags) const;
+  SynthesisOptions synthesis_options(const SynthesisFlags& flags,
+                                     const TopologyOptions& topology) const;
 };
 
 }  // namespace tacos::cli

@@ -22,9 +22,7 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
   if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))
     throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");
   job.flags.portfolio_on();  // a bad --portfolio fails before any algorithm runs
-  plan.options = job.collective.synthesis_options(job.flags);
-  // The paper's model (--switch-model unwind) keeps the paper's greedy, one chunk per message.
-  if (job.topology.unwound()) plan.options.coalesce = false;
+  plan.options = job.collective.synthesis_options(job.flags, job.topology);
   plan.bound = bound_if_affordable(full, plan.collective);
   return plan;
 }

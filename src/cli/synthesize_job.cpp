@@ -31,9 +31,7 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
   }
 
   const bool portfolio_on = job.flags.portfolio_on();
-  outcome.options = job.collective.synthesis_options(job.flags);
-  // The paper's model (--switch-model unwind) keeps the paper's greedy, one chunk per message.
-  if (job.topology.unwound()) outcome.options.coalesce = false;
+  outcome.options = job.collective.synthesis_options(job.flags, job.topology);
   outcome.options.keep_transfers = !job.time_only;
   if (job.progress) outcome.options.progress = job.progress;
   outcome.run = run_algorithm_searching_chunks(

@@ -52,12 +52,10 @@ Algorithm prune_to_trees(const Algorithm& copy) {
     return transfers[a].start > transfers[b].start;
   });
   // Per chunk of a message (a message may carry several: message_coalescing.h), so that a
-  // message keeps only the chunks its receiver gets there first and needs.
+  // message keeps only the chunks its receiver gets there first and needs; indexed like the
+  // algorithm's chunk pool.
   std::unordered_set<std::uint64_t> forwards;
-  std::vector<std::int64_t> position(transfers.size() + 1, 0);
-  for (std::size_t i = 0; i < transfers.size(); ++i)
-    position[i + 1] = position[i] + transfers[i].num_chunks;
-  std::vector<char> keep(static_cast<std::size_t>(position.back()), 0);
+  std::vector<char> keep(copy.chunk_pool().size(), 0);
   for (std::size_t i : order) {
     const Transfer& t = transfers[i];
     const auto chunks = copy.chunks(t);
@@ -69,7 +67,7 @@ Algorithm prune_to_trees(const Algorithm& copy) {
           std::find(destinations.begin(), destinations.end(), t.dst) != destinations.end() ||
           forwards.count(pair_key(t.dst, c)) > 0;
       if (!needed) continue;
-      keep[static_cast<std::size_t>(position[i]) + k] = 1;
+      keep[static_cast<std::size_t>(t.first_chunk) + k] = 1;
       forwards.insert(pair_key(t.src, c));
     }
   }
@@ -80,7 +78,7 @@ Algorithm prune_to_trees(const Algorithm& copy) {
     const auto chunks = copy.chunks(t);
     kept.clear();
     for (std::size_t k = 0; k < chunks.size(); ++k)
-      if (keep[static_cast<std::size_t>(position[i]) + k]) kept.push_back(chunks[k]);
+      if (keep[static_cast<std::size_t>(t.first_chunk) + k]) kept.push_back(chunks[k]);
     if (!kept.empty()) pruned.add_transfer(t.src, t.dst, t.start, t.end, kept, t.reduce);
   }
   pruned.collective_time = copy.collective_time;
