@@ -7,6 +7,8 @@
 #   TARGET       names under fuzz/ (default: all): topology_yaml astra_network_yaml msccl_xml
 #                algorithm_json chakra units topology_spec
 #   FUZZ_JOBS    targets run at once (default 2)
+#   FUZZ_SEED    libFuzzer's -seed (default: random; .ci/run fixes it so that CI replays the same
+#                mutations run after run, and a local run with the same seed reproduces it)
 #   TACOS_ASAN_BUILD_DIR  the sanitizer build holding the fuzzers (default build-asan; built
 #                here by scripts/sanitizer_build.sh)
 #
@@ -34,7 +36,7 @@ run_one() {
   mkdir -p "$work"
   TMPDIR="$build/fuzz-tmp" && mkdir -p "$TMPDIR" && export TMPDIR
   "$build/fuzz/${target}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/${target}-" \
+    -print_final_stats=1 ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -artifact_prefix="$build/fuzz-artifacts/${target}-" \
     "$work" "$root/fuzz/corpus/$target" >"$logs/$target.log" 2>&1
   echo $? >"$logs/$target.rc"
 }

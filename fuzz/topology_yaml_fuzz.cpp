@@ -9,8 +9,9 @@
 #include "tacos/topology/describe.h"
 
 namespace {
-// The generator behind an ASTRA-sim file (npus_count) or a tacos `generate:` block, as text
-// (see generator_too_big); empty when there is none or the YAML does not parse.
+// The generator behind an ASTRA-sim file (npus_count and its FullyConnected dimensions) or a
+// tacos `generate:` block, as text (see generator_too_big); empty when there is none or the YAML
+// does not parse.
 std::string generator_sizes(std::string_view text) {
   try {
     const YAML::Node root = YAML::Load(std::string(text));
@@ -19,6 +20,11 @@ std::string generator_sizes(std::string_view text) {
     if (const YAML::Node counts = root["npus_count"]; counts && counts.IsSequence())
       for (const YAML::Node& n : counts)
         if (n.IsScalar()) sizes += n.Scalar() + " ";
+    // The reader turns a FullyConnected dimension into "fc:N" (N^2 links): generator_too_big
+    // must see it as such, or a mutated npus_count of a few thousand builds millions of links.
+    if (const YAML::Node blocks = root["topology"]; blocks && blocks.IsSequence())
+      for (const YAML::Node& b : blocks)
+        if (b.IsScalar() && b.Scalar() == "FullyConnected") sizes += "fc ";
     if (const YAML::Node generate = root["generate"]; generate && generate.IsMap())
       if (const YAML::Node spec = generate["topology"]; spec && spec.IsScalar())
         sizes += spec.Scalar();
