@@ -1,5 +1,5 @@
-// Baselines (ring, direct, rhd, dbt, hierarchical): hand-worked times, verification of every
-// baseline for every collective on a set of topologies, subsets, and inapplicable cases.
+// Baselines (ring, direct, rhd, dbt, hierarchical, biring): hand-worked times, verification of
+// every baseline for every collective on a set of topologies, subsets, and inapplicable cases.
 #include "tacos/synthesis/baselines.h"
 
 #include <gtest/gtest.h>
@@ -22,8 +22,8 @@ Topology make(const std::string& spec) {
   return generate_topology(spec, parse_link_params("50", "0.5us")).unwind_switches();
 }
 
-constexpr Baseline kAllBaselines[] = {Baseline::kRing, Baseline::kDirect, Baseline::kRhd,
-                                      Baseline::kDbt, Baseline::kHierarchical};
+constexpr Baseline kAllBaselines[] = {Baseline::kRing, Baseline::kDirect,       Baseline::kRhd,
+                                      Baseline::kDbt,  Baseline::kHierarchical, Baseline::kBiring};
 constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                                         CollectiveKind::kAllReduce, CollectiveKind::kBroadcast,
                                         CollectiveKind::kReduce,    CollectiveKind::kGather,
@@ -42,6 +42,7 @@ Algorithm run(Baseline baseline, const std::string& spec, CollectiveKind kind, B
 TEST(BaselineNames, ParseAndPrint) {
   for (Baseline b : kAllBaselines) EXPECT_EQ(parse_baseline(to_string(b)), b);
   EXPECT_EQ(to_string(Baseline::kHierarchical), "hierarchical");
+  EXPECT_EQ(to_string(Baseline::kBiring), "biring");
   EXPECT_THROW(parse_baseline("tree"), Error);
   EXPECT_THROW(parse_baseline("Ring"), Error);
 }
@@ -193,6 +194,48 @@ TEST(BaselineRelays, DirectPartialSumsCombineAtRelays) {
   EXPECT_TRUE(v.ok) << v.error;
 }
 
+TEST(BaselineHandWorked, BiringHalvesTheChainThroughASwitch) {
+  // switch:4, 1 MiB All-Gather, K = 1: chunks of 256 KiB. NPUs 0 and 2 send their chunk two
+  // hops clockwise and one counter-clockwise, NPUs 1 and 3 the other way round. Each uplink
+  // sends its own chunk both ways, then forwards the one that arrived two port steps after the
+  // start: 3 up-hops back to back plus the last one's down-hop, 4 port steps. The ring's chain
+  // of 3 store-and-forward hops (2 port steps each) takes 6.
+  const auto [a, v] = through_switch(Baseline::kBiring, "switch:4", 1 << 20, 1);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(a.collective_time, 4 * step(262144));
+  EXPECT_EQ(a.transfers().size(), 12u);
+  const auto [ring, ring_check] = through_switch(Baseline::kRing, "switch:4", 1 << 20, 1);
+  ASSERT_TRUE(ring_check.ok) << ring_check.error;
+  EXPECT_EQ(ring.collective_time, 6 * step(262144));
+}
+
+TEST(BaselineHandWorked, BiringOnAFatTreeEndsOnLeafLinks) {
+  // fattree:8x4x2, hosts at 50 GB/s, leaf uplinks at 200, K = 2: 1 MiB pieces, 62 sends per
+  // host port (31 per piece), 20.03125 us each. The ports never idle; the alternation of the
+  // longer direction makes no host's last send cross the spines, but the host on either side
+  // of a leaf boundary has a leaf-crossing send or receive in its last pair: the last piece to
+  // land left its sender after 61 sends and crossed a spine (2 host ports + 2 spine ports).
+  const Topology topology =
+      generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 32, 64 << 20, 2);
+  const Algorithm a =
+      synthesize_baseline(Baseline::kBiring, topology, c, LinkModel::kTacos, "fattree:8x4x2");
+  const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
+  ASSERT_TRUE(v.ok) << v.error;
+  const Time host = step(1 << 20);
+  const Time spine = 500'000 + serialization_time(1 << 20, 200.0);
+  EXPECT_EQ(a.collective_time, 61 * host + 2 * host + 2 * spine);
+  EXPECT_EQ(a.collective_time, 1'272'734'376);
+  // NCCL's ring needs its pieces to travel 31 hops: slower at every K.
+  for (int k : {1, 2, 4}) {
+    const Collective ck = Collective::make(CollectiveKind::kAllGather, 32, 64 << 20, k);
+    EXPECT_LT(a.collective_time,
+              synthesize_baseline(Baseline::kRing, topology, ck, LinkModel::kTacos, "fattree:8x4x2")
+                  .collective_time)
+        << "K=" << k;
+  }
+}
+
 TEST(BaselineTwoNpus, EveryBaselineOnTwo) {
   for (const std::string spec : {"ring:2", "fc:2", "hypercube:2"}) {
     const Topology topology = make(spec);
@@ -297,7 +340,10 @@ TEST(BaselineSubsets, RingAndDirectVerifyOnSubsets) {
           const std::string what = to_string(baseline) + " " + to_string(kind) + " on " + c.spec +
                                    " subset of " + std::to_string(c.members.size());
           const auto reason = baseline_inapplicable(baseline, topology, collective, c.spec);
-          if (baseline == Baseline::kRing || baseline == Baseline::kDirect) {
+          if (baseline == Baseline::kRing || baseline == Baseline::kDirect ||
+              (baseline == Baseline::kBiring &&
+               (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter ||
+                kind == CollectiveKind::kAllReduce))) {
             EXPECT_FALSE(reason) << what;
           }
           if (reason) continue;
@@ -336,6 +382,8 @@ TEST(BaselineInapplicable, Reasons) {
   const Collective bc = Collective::make(CollectiveKind::kBroadcast, 8, 1 << 20, 1);
   EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring8, bc, "ring:8"),
             "rhd is defined for all-gather, reduce-scatter and all-reduce, not broadcast");
+  EXPECT_EQ(baseline_inapplicable(Baseline::kBiring, ring8, bc, "ring:8"),
+            "biring is defined for all-gather, reduce-scatter and all-reduce, not broadcast");
   const Collective ag = Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 1);
   EXPECT_EQ(baseline_inapplicable(Baseline::kDbt, ring8, ag, "ring:8"),
             "dbt is defined for all-reduce, broadcast and reduce, not all-gather");

@@ -39,7 +39,7 @@ __version__ = _tacos.version
 Error = _tacos.Error
 Error.__module__ = "tacos"  # tracebacks say tacos.Error, the name users catch
 
-ALGORITHMS = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical")
+ALGORITHMS = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring")
 COLLECTIVES = (
     "all-gather",
     "reduce-scatter",

@@ -12,7 +12,7 @@
 import math
 import os
 
-_ALGORITHM_ORDER = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical")
+_ALGORITHM_ORDER = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring")
 
 
 def _load(csv_path):

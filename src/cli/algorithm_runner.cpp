@@ -13,8 +13,8 @@
 namespace tacos::cli {
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names{"tacos", "ring", "direct",
-                                              "rhd",   "dbt",  "hierarchical"};
+  static const std::vector<std::string> names{"tacos", "ring",         "direct", "rhd",
+                                              "dbt",   "hierarchical", "biring"};
   return names;
 }
 

@@ -10,7 +10,7 @@
 
 namespace tacos::cli {
 
-// "tacos", "ring", "direct", "rhd", "dbt", "hierarchical".
+// "tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring".
 const std::vector<std::string>& algorithm_names();
 
 struct AlgorithmRun {

@@ -17,7 +17,7 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
     if (std::find(algorithm_names().begin(), algorithm_names().end(), name) ==
         algorithm_names().end())
       throw Error("--algorithms: unknown algorithm '" + name +
-                  "' (expected tacos, ring, direct, rhd, dbt or hierarchical)");
+                  "' (expected tacos, ring, direct, rhd, dbt, hierarchical or biring)");
   const std::string& plot = job.plot;
   if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))
     throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");

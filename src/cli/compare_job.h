@@ -19,7 +19,7 @@ struct CompareJob {
   TopologyOptions topology;
   SynthesisFlags flags;
   CollectiveOptions collective;
-  std::string algorithms = "tacos,ring,direct,rhd,dbt,hierarchical";
+  std::string algorithms = "tacos,ring,direct,rhd,dbt,hierarchical,biring";
   std::string plot;  // validated here (FILE.svg), drawn by the command
 };
 

@@ -16,7 +16,8 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kDirect, "direct"},
                                    {Baseline::kRhd, "rhd"},
                                    {Baseline::kDbt, "dbt"},
-                                   {Baseline::kHierarchical, "hierarchical"}};
+                                   {Baseline::kHierarchical, "hierarchical"},
+                                   {Baseline::kBiring, "biring"}};
 
 std::string quoted(std::string_view text) {
   std::string result(1, '\'');
@@ -31,7 +32,7 @@ Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
   throw Error("--algorithm: unknown baseline " + quoted(text) +
-              " (expected ring, direct, rhd, dbt or hierarchical)");
+              " (expected ring, direct, rhd, dbt, hierarchical or biring)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -51,6 +52,11 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
   switch (baseline) {
     case Baseline::kRing:
     case Baseline::kDirect:
+      return std::nullopt;
+    case Baseline::kBiring:
+      if (!gather_scatter_family)
+        return "biring is defined for all-gather, reduce-scatter and all-reduce, not " +
+               to_string(kind);
       return std::nullopt;
     case Baseline::kRhd:
       if (!gather_scatter_family)
@@ -130,6 +136,9 @@ Algorithm synthesize_baseline_on(Baseline baseline, const Topology& unwound,
     case Baseline::kRing:
       return detail::ring_baseline(unwound, collective, model,
                                    detail::generator_dimensions(topology_spec));
+    case Baseline::kBiring:
+      return detail::biring_baseline(unwound, collective, model,
+                                     detail::generator_dimensions(topology_spec));
     case Baseline::kDirect:
       return detail::direct_baseline(unwound, collective, model);
     case Baseline::kRhd:

@@ -9,7 +9,8 @@ namespace tacos::detail {
 
 std::vector<std::vector<int>> ring_channels(const Topology& topology, const Collective& collective,
                                             const std::vector<int>& ring,
-                                            const std::vector<GeneratorDimension>& dims) {
+                                            const std::vector<GeneratorDimension>& dims,
+                                            bool reversed) {
   (void)dims;
   const int n = collective.num_members();
   const auto& members = collective.members();
@@ -39,7 +40,7 @@ std::vector<std::vector<int>> ring_channels(const Topology& topology, const Coll
   if (rings.empty()) rings.push_back(ring);
   // Both directions where every ring link has its reverse: half the pieces each way. Not
   // through switches: a full-duplex port already carries the ring both ways at once.
-  if (timing_topology(topology).switches() > 0) return rings;
+  if (!reversed || timing_topology(topology).switches() > 0) return rings;
   const std::size_t forward = rings.size();
   for (std::size_t r = 0; r < forward; ++r) {
     bool reverse = n > 2 && static_cast<int>(2 * rings.size()) <= collective.chunks_per_npu();

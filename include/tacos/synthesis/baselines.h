@@ -53,6 +53,14 @@
 //                ring in zig-zag order (0, 2, 4, ..., 5, 3, 1) for mesh/hypercube axes (every
 //                ring edge at most 2 hops), direct exchange for fc/switch dimensions. Needs the
 //                whole topology as the collective and a generator spec of 2+ dimensions > 1.
+//  biring        bidirectional ring over the ring baseline's order (its rail rings on DGX-style
+//                clusters): every piece goes halfway round clockwise and halfway
+//                counter-clockwise (with even N one way goes on to the antipode, alternating
+//                by position), so each NPU still sends N-1 pieces' worth per ring but a piece
+//                is at most N/2 hops from its destinations: through switches, where a
+//                store-and-forward hop costs two port times, the ring's chain of N-1 hops is
+//                what limits it. All-Gather, Reduce-Scatter (its time reversal) and All-Reduce
+//                (both). Not NCCL's: NCCL's two-direction rings still send each half N-1 hops.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -67,9 +75,9 @@
 
 namespace tacos {
 
-enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical };
+enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical, kBiring };
 
-// "ring", "direct", "rhd", "dbt", "hierarchical"; anything else throws Error.
+// "ring", "direct", "rhd", "dbt", "hierarchical", "biring"; anything else throws Error.
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
 
@@ -165,14 +173,18 @@ std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims);
 // otherwise (or when nothing is found) member order.
 // The rings the ring baseline spreads its pieces over (member indices): NCCL's rail rings on
 // DGX-style clusters, else `ring`; each also turned the other way where its links run both ways.
+// `reversed` = false leaves out the turned-round copies.
 std::vector<std::vector<int>> ring_channels(const Topology& topology, const Collective& collective,
                                             const std::vector<int>& ring,
-                                            const std::vector<GeneratorDimension>& dims);
+                                            const std::vector<GeneratorDimension>& dims,
+                                            bool reversed = true);
 std::vector<int> ring_order(const Topology& topology, const Collective& collective,
                             const std::vector<GeneratorDimension>& dims);
 
 Algorithm ring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
                         const std::vector<GeneratorDimension>& dims);
+Algorithm biring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
+                          const std::vector<GeneratorDimension>& dims);
 Algorithm direct_baseline(const Topology& topology, const Collective& collective, LinkModel model);
 Algorithm rhd_baseline(const Topology& topology, const Collective& collective, LinkModel model);
 Algorithm dbt_baseline(const Topology& topology, const Collective& collective, LinkModel model);
