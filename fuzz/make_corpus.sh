@@ -18,6 +18,10 @@ for f in "$root"/examples/*.y*ml; do
 done
 printf 'generate:\n  topology: torus2d:2x3\n  bandwidth: 50,25\n  latency: 0.5us\n' \
   >"$corpus/topology_yaml/generate.yaml"
+# A FullyConnected dimension of 2000 NPUs (4M links): the target must skip it (it took 12 s under
+# ASan, past libFuzzer's timeout, before the skip counted FullyConnected as N^2 links).
+printf 'topology: [ FullyConnected ]\nnpus_count: [ 2000 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n' \
+  >"$corpus/astra_network_yaml/fc_2000.yml"
 printf 'npus: 2\nswitches: 1\nlinks:\n  - {src: 0, dst: 2, bandwidth: 50, latency: 1us, bidirectional: true}\n  - {src: 1, dst: 2, bandwidth: 50, latency: 500ns, bidirectional: true}\n' \
   >"$corpus/topology_yaml/switch.yaml"
 
