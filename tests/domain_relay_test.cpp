@@ -112,6 +112,38 @@ TEST(DomainRelay, VerifiesAndReplays) {
         }
 }
 
+// dgx-h100:4 Broadcast, 64 MiB, K = 256, tacos model. With one chunk per message the root's
+// NVSwitch port, which carries every chunk once, takes 256 x 0.79 us = 203 us and the last
+// chunks leave it late: 244.82294 us in all. The by-position plan exports chunk c from the GPU
+// at position c mod 8 of the root's node (the root itself included) and sends the root's
+// messages two chunks at a time after single-chunk first ones: 237.1 us.
+TEST(DomainRelay, BroadcastExportsByPositionOnFourH100Nodes) {
+  const Topology topology = dgx("dgx-h100:4");
+  const Collective broadcast = make(CollectiveKind::kBroadcast, topology, 64 << 20, 256);
+  const auto relay = detail::domain_relay(topology, broadcast, LinkModel::kTacos);
+  ASSERT_TRUE(relay.has_value());
+  EXPECT_TRUE(verify_algorithm(*relay, topology, LinkModel::kTacos).ok);
+  EXPECT_LT(relay->collective_time, 240'000'000);
+  EXPECT_GE(to_micros(relay->collective_time),
+            compute_lower_bound(topology, broadcast).lower_bound_us);
+  std::set<ChunkId> exported;
+  for (const Transfer& t : relay->transfers())
+    if (t.src < 8 && t.dst >= 8)
+      for (ChunkId c : relay->chunks(t)) {
+        EXPECT_EQ(t.src, c % 8) << "chunk " << c;
+        exported.insert(c);
+      }
+  EXPECT_EQ(exported.size(), 256u);
+  // The root's port: its first message to each GPU carries one chunk, later ones up to two.
+  std::map<NpuId, int> sent;
+  for (const Transfer& t : relay->transfers())
+    if (t.src == 0 && t.dst < 8) {
+      EXPECT_LE(t.num_chunks, sent[t.dst] == 0 ? 1 : 2);
+      ++sent[t.dst];
+    }
+  EXPECT_EQ(sent.size(), 7u);
+}
+
 // "Switch fabrics", 64 MiB, tacos link model: on a DGX pair the greedy's one-chunk messages
 // paid the NVSwitch port's 0.25 us per message (dgx-a100:2 All-Gather 1.198 x the bound at its
 // best K, h100 1.218); the relay's messages sized per port reach the targets at K = 8:
