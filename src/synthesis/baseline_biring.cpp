@@ -27,26 +27,27 @@ Algorithm biring_baseline(const Topology& topology, const Collective& collective
   // send goes one way or the other by its position; of the two alternations the one whose last
   // sends use the cheapest links is taken (on a fat-tree: not the leaf-crossing ones, which
   // would end the collective one spine round trip later).
+  auto wrap = [&](int position) { return ((position % n) + n) % n; };
+  auto clockwise_hops = [&](int position, int phase) {
+    if (n % 2 == 1) return (n - 1) / 2;
+    return (position + phase) % 2 == 0 ? n / 2 : n / 2 - 1;
+  };
+  // A chunk's time on the route from ring position `from` to `to` (no route: never chosen).
   auto link_cost = [&](const std::vector<int>& order, int from, int to) {
-    const LinkId id = topology.find_link(members[order[((from % n) + n) % n]],
-                                         members[order[((to % n) + n) % n]]);
-    if (id < 0) return std::numeric_limits<double>::infinity();
-    const Link& link = topology.link(id);
-    return static_cast<double>(link.latency_ps) + 1e12 / link.bandwidth_gbps;
+    const LinkId id = topology.find_link(members[order[wrap(from)]], members[order[wrap(to)]]);
+    return id < 0 ? std::numeric_limits<Time>::max()
+                  : topology.transfer_time(id, collective.chunk_bytes());
   };
   auto phase_of = [&](const std::vector<int>& order) {
     if (n % 2 == 1) return 0;
-    double worst[2] = {0, 0};
+    Time worst[2] = {0, 0};
     for (int phase = 0; phase < 2; ++phase)
       for (int u = 0; u < n; ++u) {
-        const bool clockwise_last = ((u - (n / 2 - 1) + phase) % 2 + 2) % 2 == 0;
+        // u's last send is hop n/2 - 1 of the piece from position u - (n/2 - 1).
+        const bool clockwise_last = clockwise_hops(wrap(u - (n / 2 - 1)), phase) == n / 2;
         worst[phase] = std::max(worst[phase], link_cost(order, u, clockwise_last ? u + 1 : u - 1));
       }
     return worst[1] < worst[0] ? 1 : 0;
-  };
-  auto clockwise_hops = [&](int position, int phase) {
-    if (n % 2 == 1) return (n - 1) / 2;
-    return ((position + phase) % 2 + 2) % 2 == 0 ? n / 2 : n / 2 - 1;
   };
 
   // One phase over every channel, its pieces spread over the channels as the ring's. Hop h of
@@ -59,7 +60,7 @@ Algorithm biring_baseline(const Topology& topology, const Collective& collective
     std::int64_t end = base;
     for (int c = 0; c < channel_count; ++c) {
       const auto& order = channels[c];
-      auto npu = [&](int position) { return members[order[((position % n) + n) % n]]; };
+      auto npu = [&](int position) { return members[order[wrap(position)]]; };
       std::vector<int> pieces;
       for (int k = c; k < k_count; k += channel_count) pieces.push_back(k);
       const auto count = static_cast<std::int64_t>(pieces.size());

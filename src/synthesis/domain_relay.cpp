@@ -186,18 +186,15 @@ class RelayPlan {
     if (!broadcast()) return source;
     const auto& members = domains_.members[domains_.of[source]];
     if (members.size() == 1) return source;
-    if (options_.by_position) {
-      const NpuId e = exporter(c);
-      if (e != source) return e;
-      const std::size_t turn = static_cast<std::size_t>(c) / members.size();
-      const std::size_t k = turn % (members.size() - 1);
+    // The k-th member other than the root, k counted mod |domain| - 1.
+    auto other_than_root = [&](std::size_t k) {
+      k %= members.size() - 1;
       const std::size_t skip = static_cast<std::size_t>(domains_.position[source]);
       return members[k < skip ? k : k + 1];
-    }
-    const std::size_t others = members.size() - 1;
-    const std::size_t k = static_cast<std::size_t>(c) % others;
-    const std::size_t skip = static_cast<std::size_t>(domains_.position[source]);
-    return members[k < skip ? k : k + 1];
+    };
+    if (!options_.by_position) return other_than_root(static_cast<std::size_t>(c));
+    const NpuId e = exporter(c);
+    return e != source ? e : other_than_root(static_cast<std::size_t>(c) / members.size());
   }
 
   // Broadcast: the member of the root's domain that sends chunk c to the other domains: its
