@@ -205,7 +205,9 @@ TEST(Collectives, TimeOnlyMatchesFullModeOnTorus32x32) {
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
     const Collective c = Collective::make(kind, t.npus(), Bytes{64} << 20, 1);
     SynthesisOptions full;
-    full.coalesce = false;  // --time-only is the greedy alone; coalescing needs the transfers
+    // --time-only is the greedy alone; coalescing and justification need the transfers.
+    full.coalesce = false;
+    full.justify = false;
     SynthesisOptions fast;
     fast.keep_transfers = false;
     const SynthesisResult a = synthesize_tacos(t, c, full);

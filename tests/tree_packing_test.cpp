@@ -111,9 +111,26 @@ TEST(TreePacking, VerifiesAndReplays) {
       }
 }
 
+// Forward-backward rounds reorder the links' messages by how late each may start: on the 8x8
+// mesh (K = 8, 256 trees, batches of 2) the rank order's list schedule took 901.1 us (1.282 x
+// the bound); justified it is 828.9 us. Still a correct All-Reduce that replays to its time.
+TEST(TreePacking, JustificationShortensTheMeshSchedule) {
+  const Topology mesh = generated("mesh2d:8x8");
+  const Collective ar = all_reduce(mesh, 64 << 20, 8);
+  const auto algorithm = detail::tree_packing_all_reduce(mesh, ar, 256, 2, LinkModel::kTacos, 1);
+  ASSERT_TRUE(algorithm.has_value());
+  EXPECT_DOUBLE_EQ(compute_lower_bound(mesh, ar).lower_bound_us, 703.125);
+  EXPECT_LT(to_micros(algorithm->collective_time), 830.0);
+  EXPECT_GT(to_micros(algorithm->collective_time), 703.125);
+  const VerifyResult check = verify_algorithm(*algorithm, mesh, LinkModel::kTacos);
+  EXPECT_TRUE(check.ok) << check.error;
+  EXPECT_EQ(check.collective_time, algorithm->collective_time);
+}
+
 // The targets for All-Reduce on meshes ("Near-optimal everywhere": <= 1.20 x the
 // bound), reached at a fixed K with one trial (auto K and 8 trials only do better). Before the
-// trees: 1.46 (4x4, K = 4), 1.30 (4x4, best of auto), 1.36 (4x4 at 50,25).
+// trees: 1.46 (4x4, K = 4), 1.30 (4x4, best of auto), 1.36 (4x4 at 50,25); before the
+// forward-backward rounds, 8x8: 1.252 (best of auto, 8 trials).
 TEST(TreePacking, MeshAllReduceNearBound) {
   struct Case {
     const char* spec;
@@ -121,8 +138,8 @@ TEST(TreePacking, MeshAllReduceNearBound) {
     int k;
     double target;
   };
-  for (const Case& c :
-       {Case{"mesh2d:4x4", {50}, 32, 1.20}, Case{"mesh2d:4x4", {50, 25}, 32, 1.20}}) {
+  for (const Case& c : {Case{"mesh2d:4x4", {50}, 32, 1.20}, Case{"mesh2d:4x4", {50, 25}, 32, 1.20},
+                        Case{"mesh2d:8x8", {50}, 8, 1.20}}) {
     const Topology mesh = generated(c.spec, c.bandwidth);
     const Collective ar = all_reduce(mesh, 64 << 20, c.k);
     SynthesisOptions options;

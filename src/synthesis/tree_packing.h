@@ -36,9 +36,10 @@ std::vector<SpanningTree> pack_spanning_trees(const Topology& topology, int coun
 
 // The All-Reduce over `num_trees` packed trees (chunk c on tree c mod num_trees; each tree
 // reduces up and broadcasts down, list-scheduled on the links, ready messages of one direction
-// merged up to `max_batch` chunks), compacted by the simulator under `model`; nullopt when it
-// does not apply (switch devices, a collective on a subset of the NPUs, no spanning tree of
-// two-way links).
+// merged up to `max_batch` chunks, the order then improved by forward-backward rounds: each
+// message ranked by how late it may start), compacted by the simulator under `model`; nullopt
+// when it does not apply (switch devices, a collective on a subset of the NPUs, no spanning
+// tree of two-way links).
 std::optional<Algorithm> tree_packing_all_reduce(const Topology& topology,
                                                  const Collective& all_reduce, int num_trees,
                                                  int max_batch, LinkModel model,
@@ -48,8 +49,10 @@ std::optional<Algorithm> tree_packing_all_reduce(const Topology& topology,
 constexpr int kTreePackingMaxNpus = 256;
 constexpr double kTreePackingMaxMessages = 1e6;
 
-// The fastest of tree_packing_all_reduce over 16, 64 and 256 trees (at most one per chunk) and
-// batches of 1, 4 and 8 chunks, or nullopt where it does not apply or is too large.
+// The fastest of tree_packing_all_reduce over 16, 64, 256 and 1024 trees (at most one per
+// chunk) and batches of 1, 2, 4 and 8 chunks (every pair list-scheduled, the fastest one to
+// three improved by forward-backward rounds), or nullopt where it does not apply or is too
+// large.
 std::optional<Algorithm> best_tree_packing_all_reduce(const Topology& topology,
                                                       const Collective& all_reduce, LinkModel model,
                                                       std::uint64_t seed);
