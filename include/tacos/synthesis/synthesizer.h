@@ -60,7 +60,8 @@ struct SynthesisResult {
 // Switch devices are planned through natively (SwitchRoutes: a message holds each port of its
 // route in turn, store-and-forward, and is only sent when every port is free in time); there the
 // domain relay competes for All-Gather and Broadcast (and, reversed, their reductions): each chunk
-// relayed once into each domain, messages sized per port (src/synthesis/domain_relay.h);
+// relayed once into each domain, messages sized per port (src/synthesis/domain_relay.h), and
+// the ports' message orders are justified (src/synthesis/justification.h);
 // Topology::unwind_switches gives the TACOS paper's model instead. Throws Error
 // naming a source and a destination that cannot reach each other.
 SynthesisResult synthesize_tacos(const Topology& topology, const Collective& collective,
