@@ -317,8 +317,9 @@ def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1
     schedule (ties: the greedy); ``result.portfolio_winner`` names the candidate kept
     (``"tacos"`` or a baseline; None when the portfolio did not run, ``portfolio_skipped`` says
     why) and ``result.greedy_time_us`` is tacos's own schedule's time (the greedy, with message
-    coalescing on direct links under the tacos link model). False: the pure TACOS greedy, not
-    coalesced. Not run with ``time_only`` nor beyond 1M estimated baseline transfers.
+    coalescing on direct links under the tacos link model, and its ports' orders justified
+    through switches). False: the TACOS greedy without baselines, not coalesced (still
+    justified). Not run with ``time_only`` nor beyond 1M estimated baseline transfers.
 
     Returns a :class:`Result`. Raises :class:`tacos.Error` with the command line's message.
     """
