@@ -62,7 +62,6 @@ SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flag
   // Message coalescing belongs with the portfolio: off (and --time-only) is the pure greedy; the
   // paper's model (--switch-model unwind) keeps the paper's greedy, one chunk per message.
   options.coalesce = flags.portfolio_on() && !topology.unwound();
-  options.justify = !topology.unwound();
   return options;
 }
 

@@ -30,12 +30,16 @@ struct MessageGraph {
   std::vector<std::int32_t> pred_offset, pred, succ_offset, succ;
 };
 
-std::vector<std::int32_t> offsets_of(
-    const std::vector<std::pair<std::int32_t, std::int32_t>>& edges, std::size_t count) {
-  std::vector<std::int32_t> offset(count + 1, 0);
-  for (const auto& [from, to] : edges) ++offset[from + 1];
+// Edges (from, to) grouped by `from`: offset[from] .. offset[from + 1] index their `to`s.
+void group_by_first(const std::vector<std::pair<std::int32_t, std::int32_t>>& edges,
+                    std::size_t count, std::vector<std::int32_t>& offset,
+                    std::vector<std::int32_t>& to) {
+  offset.assign(count + 1, 0);
+  for (const auto& edge : edges) ++offset[edge.first + 1];
   for (std::size_t m = 0; m < count; ++m) offset[m + 1] += offset[m];
-  return offset;
+  to.resize(edges.size());
+  std::vector<std::int32_t> fill(offset.begin(), offset.end() - 1);
+  for (const auto& [from, target] : edges) to[fill[from]++] = target;
 }
 
 std::optional<MessageGraph> build_graph(const Algorithm& copy, const Topology& topology) {
@@ -83,21 +87,9 @@ std::optional<MessageGraph> build_graph(const Algorithm& copy, const Topology& t
     mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
     for (std::int32_t before : mine) waits.emplace_back(static_cast<std::int32_t>(i), before);
   }
-  graph.pred_offset = offsets_of(waits, count);
-  graph.pred.resize(waits.size());
-  std::vector<std::pair<std::int32_t, std::int32_t>> released;  // (message, one waiting for it)
-  released.reserve(waits.size());
-  {
-    std::vector<std::int32_t> fill(graph.pred_offset.begin(), graph.pred_offset.end() - 1);
-    for (const auto& [m, before] : waits) {
-      graph.pred[fill[m]++] = before;
-      released.emplace_back(before, m);
-    }
-  }
-  graph.succ_offset = offsets_of(released, count);
-  graph.succ.resize(released.size());
-  std::vector<std::int32_t> fill(graph.succ_offset.begin(), graph.succ_offset.end() - 1);
-  for (const auto& [m, after] : released) graph.succ[fill[m]++] = after;
+  group_by_first(waits, count, graph.pred_offset, graph.pred);
+  for (auto& [m, before] : waits) std::swap(m, before);  // now (message, one waiting for it)
+  group_by_first(waits, count, graph.succ_offset, graph.succ);
   return graph;
 }
 
@@ -189,10 +181,7 @@ std::optional<Algorithm> justify_copy_schedule(const Algorithm& copy, const Topo
     const Pass backward = list_schedule(*graph, topology, model, true, priority);
     for (std::size_t m = 0; m < count; ++m) priority[m] = -backward.end[m];
     Pass forward = list_schedule(*graph, topology, model, false, priority);
-    Algorithm candidate(copy.collective());
-    candidate.synthesizer = copy.synthesizer;
-    candidate.seed = copy.seed;
-    candidate.link_model = model;
+    Algorithm candidate = with_provenance(copy.collective(), copy);
     candidate.reserve(count);
     for (std::int32_t m : forward.order) {
       const Transfer& t = transfers[m];

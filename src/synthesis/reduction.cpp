@@ -15,6 +15,8 @@ std::uint64_t pair_key(DeviceId device, ChunkId chunk) {
          static_cast<std::uint32_t>(chunk);
 }
 
+}  // namespace
+
 Algorithm with_provenance(Collective collective, const Algorithm& from) {
   Algorithm result(std::move(collective));
   result.synthesizer = from.synthesizer;
@@ -22,8 +24,6 @@ Algorithm with_provenance(Collective collective, const Algorithm& from) {
   result.link_model = from.link_model;
   return result;
 }
-
-}  // namespace
 
 Topology transpose(const Topology& topology) {
   std::vector<Link> links = topology.links();

@@ -7,6 +7,9 @@
 
 namespace tacos::detail {
 
+// An empty schedule of `collective` with `from`'s synthesizer, seed and link model.
+Algorithm with_provenance(Collective collective, const Algorithm& from);
+
 // The same devices with every link reversed (bandwidth and latency kept).
 Topology transpose(const Topology& topology);
 

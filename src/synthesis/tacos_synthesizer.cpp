@@ -119,28 +119,20 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective, Li
     outcome.algorithm = matcher.take_algorithm();
     outcome.algorithm->seed = seed;
   }
-  if (keep && !retime && coalesce_copies) {
+  if (keep && !retime && coalesce_copies)
     // One message where the greedy sent two on a link and merging delays nothing: the link
     // pays its latency once (message_coalescing.h); kept if faster.
-    std::optional<Algorithm> merged =
-        detail::coalesce_messages(*outcome.algorithm, topology, model);
-    if (merged && merged->collective_time < outcome.time) {
-      outcome.time = merged->collective_time;
-      outcome.transfers = static_cast<std::int64_t>(merged->transfers().size());
-      outcome.algorithm = std::move(*merged);
-    }
-  }
+    adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
   if (retime) {
     detail::compact(*outcome.algorithm, topology, model);
     outcome.time = outcome.algorithm->collective_time;
-  }
-  if (retime && keep && justify_copies)
-    // Each port's messages reordered by how late they may start (justification.h). Through
-    // switches only: on direct links the greedy's order had next to nothing to gain (the quality
-    // suite's topologies at K = 4: at most 0.1%), and a seed's gain there is luck that one trial
-    // does not share (torus2d:16x16 All-Gather, K = 1: 1 seed in 100 reached the new best of 100).
-    adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
-  if (retime) {
+    if (keep && justify_copies)
+      // Each port's messages reordered by how late they may start (justification.h). Through
+      // switches only: on direct links the greedy's order had next to nothing to gain (the
+      // quality suite's topologies at K = 4: at most 0.1%), and a seed's gain there is luck that
+      // one trial does not share (torus2d:16x16 All-Gather, K = 1: 1 seed in 100 reached the new
+      // best of 100).
+      adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
     // Messages sized per port, relayed once into each domain (domain_relay.h): kept if faster.
     std::optional<Algorithm> relay = relay_cache
                                          ? relay_cache->get(topology, collective, model)

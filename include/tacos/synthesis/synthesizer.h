@@ -35,10 +35,11 @@ struct SynthesisOptions {
   // (src/synthesis/message_coalescing.h); kept where faster. Off is the pure greedy; it is off
   // whenever keep_transfers is false (the CLI ties it to --portfolio).
   bool coalesce = true;
-  // Copy schedules: reorder each port's messages by how late they may start, a few
-  // forward-backward rounds re-timed by the simulator (src/synthesis/justification.h); kept where
-  // faster. It needs the transfers: off whenever keep_transfers is false (so --time-only reports
-  // the greedy without it); the CLI turns it off for --switch-model unwind (the paper's numbers).
+  // The greedy's copy schedules through switches: reorder each port's messages by how late they
+  // may start, a few forward-backward rounds re-timed by the simulator
+  // (src/synthesis/justification.h); kept where faster. It needs the transfers: off whenever
+  // keep_transfers is false (so --time-only reports the greedy without it). The domain relay
+  // and the packed-tree All-Reduce always justify their own plans.
   bool justify = true;
   ProgressCallback progress;
 };
