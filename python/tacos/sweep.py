@@ -72,6 +72,8 @@ REPORT_COLUMNS = [
     "busbw_gbps",
     "lower_bound_us",
     "bound_ratio",
+    "store_and_forward_bound_us",
+    "store_and_forward_ratio",
     "transfers",
     "wasted_transfers",
     "verified",

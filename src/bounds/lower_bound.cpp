@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cut_bound.h"
+#include "store_and_forward_bound.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
@@ -505,6 +506,8 @@ LowerBound compute_lower_bound(const Topology& topology_with_switches,
   result.method = bw.method;
   result.bandwidth_bound_exact = bw.exact;
   result.lower_bound_us = std::max(result.latency_bound_us, result.bandwidth_bound_us);
+  result.store_and_forward_bound_us =
+      bounds_detail::store_and_forward_bound_seconds(t, collective) * 1e6;
   return result;
 }
 

@@ -38,6 +38,10 @@ struct BoundCommand {
     std::printf("  latency bound      %.6f us\n", bound.latency_bound_us);
     std::printf("  bandwidth bound    %.6f us%s\n", bound.bandwidth_bound_us,
                 bound.bandwidth_bound_exact ? "" : " (approximate: may lie below the exact cut)");
+    if (bound.store_and_forward_bound_us > 0)
+      std::printf(
+          "  store-and-forward  %.6f us (tacos link model: whole messages through switches)\n",
+          bound.store_and_forward_bound_us);
     std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound; 1e9 B/s)\n",
                 o.algbw_at_bound_gbps);
     std::printf("  busbw at bound     %.3f GB/s (algbw x %.4g, as nccl-tests)\n",

@@ -41,6 +41,10 @@ BoundOutcome run_bound(const BoundJob& job, const Topology& full) {
   out["lower_bound_us"] = o.bound.lower_bound_us;
   out["latency_bound_us"] = o.bound.latency_bound_us;
   out["bandwidth_bound_us"] = o.bound.bandwidth_bound_us;
+  out["store_and_forward_bound_us"] =
+      o.bound.store_and_forward_bound_us > 0
+          ? nlohmann::ordered_json(o.bound.store_and_forward_bound_us)
+          : nlohmann::ordered_json();
   out["algbw_at_bound_gbps"] = o.algbw_at_bound_gbps > 0
                                    ? nlohmann::ordered_json(o.algbw_at_bound_gbps)
                                    : nlohmann::ordered_json();

@@ -35,6 +35,12 @@ struct CompareCommand {
     if (!json && bound)
       std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n",
                   bound->lower_bound_us, bound->latency_bound_us, bound->bandwidth_bound_us);
+    if (!json && bound && plan.options.link_model == LinkModel::kTacos &&
+        bound->store_and_forward_bound_us > 0)
+      std::printf(
+          "store-and-forward bound %.6g us (tacos link model: whole messages through "
+          "switches; in --json)\n",
+          bound->store_and_forward_bound_us);
     if (!json) std::printf("algbw and busbw in GB/s of 1e9 B/s, as nccl-tests reports them\n\n");
     if (!json)
       std::printf("%-13s %5s %14s %8s %8s %9s %13s  %s\n", "algorithm", "K", "time (us)", "algbw",

@@ -53,6 +53,8 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
     json["lower_bound_us"] =
         plan.bound ? nlohmann::ordered_json(plan.bound->lower_bound_us) : nullptr;
     json["bound_ratio"] = nullptr;
+    json["store_and_forward_bound_us"] = nullptr;
+    json["store_and_forward_ratio"] = nullptr;
     json["verified"] = nullptr;
     json["synthesis_seconds"] = nullptr;
     json["skipped_reason"] = *run.skipped_reason;
@@ -69,6 +71,8 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   json["busbw_gbps"] = row.report.busbw_gbps;
   json["lower_bound_us"] = json_or_null(row.report.lower_bound_us);
   json["bound_ratio"] = json_or_null(row.report.bound_ratio);
+  json["store_and_forward_bound_us"] = json_or_null(row.report.store_and_forward_bound_us);
+  json["store_and_forward_ratio"] = json_or_null(row.report.store_and_forward_ratio);
   json["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;
   json["synthesis_seconds"] = run.result.seconds;
   json["skipped_reason"] = nullptr;

@@ -48,8 +48,8 @@ nlohmann::ordered_json outcome_json(const Outcome& outcome, const std::string& m
   }
   out["collective_time_us"] = to_micros(outcome.time);
   if (outcome.loaded.algorithm) {
-    const Report report =
-        make_report(outcome.time, outcome.loaded.algorithm->collective(), std::nullopt);
+    const Report report = make_report(outcome.time, outcome.loaded.algorithm->collective(),
+                                      std::nullopt, parse_link_model(model));
     out["algbw_gbps"] = report.algbw_gbps;
     out["busbw_gbps"] = report.busbw_gbps;
   } else {

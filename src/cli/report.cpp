@@ -36,17 +36,22 @@ double algbw_gbps(Bytes size, Time time) {
 
 Report make_report(const AlgorithmRun& run, const Collective& collective,
                    const std::optional<LowerBound>& bound) {
-  return make_report(run.result.collective_time, collective, bound);
+  return make_report(run.result.collective_time, collective, bound,
+                     run.result.algorithm.link_model);
 }
 
-Report make_report(Time time, const Collective& collective,
-                   const std::optional<LowerBound>& bound) {
+Report make_report(Time time, const Collective& collective, const std::optional<LowerBound>& bound,
+                   LinkModel model) {
   Report report;
   report.algbw_gbps = algbw_gbps(collective.size(), time);
   report.busbw_gbps = report.algbw_gbps * bus_factor(collective.kind(), collective.num_members());
   if (bound) {
     report.lower_bound_us = bound->lower_bound_us;
     if (bound->lower_bound_us > 0) report.bound_ratio = to_micros(time) / bound->lower_bound_us;
+    if (model == LinkModel::kTacos && bound->store_and_forward_bound_us > 0) {
+      report.store_and_forward_bound_us = bound->store_and_forward_bound_us;
+      report.store_and_forward_ratio = to_micros(time) / bound->store_and_forward_bound_us;
+    }
   }
   return report;
 }

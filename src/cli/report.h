@@ -26,6 +26,9 @@ struct Report {
   double busbw_gbps = 0;  // algbw x bus_factor, GB/s (1e9 B/s, nccl-tests)
   std::optional<double> lower_bound_us;
   std::optional<double> bound_ratio;  // collective time / lower bound
+  // Under the tacos link model where it applies (LowerBound::store_and_forward_bound_us).
+  std::optional<double> store_and_forward_bound_us;
+  std::optional<double> store_and_forward_ratio;  // collective time / that bound
 };
 
 // The exact cut bound costs max-flows; beyond kBoundNpuLimit NPUs only `tacos bound` runs it.
@@ -34,8 +37,9 @@ std::optional<LowerBound> bound_if_affordable(const Topology& full, const Collec
 
 Report make_report(const AlgorithmRun& run, const Collective& collective,
                    const std::optional<LowerBound>& bound);
+// `model`: the store-and-forward bound is reported under the tacos link model only.
 Report make_report(Time collective_time, const Collective& collective,
-                   const std::optional<LowerBound>& bound);
+                   const std::optional<LowerBound>& bound, LinkModel model);
 
 double peak_memory_mib();
 

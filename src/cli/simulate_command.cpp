@@ -31,8 +31,8 @@ struct SimulateCommand {
                   format_bytes(outcome.loaded.algorithm->collective().size()).c_str());
     std::printf("  collective time  %s us\n", format_micros(outcome.time).c_str());
     if (outcome.loaded.algorithm) {
-      const Report report =
-          make_report(outcome.time, outcome.loaded.algorithm->collective(), std::nullopt);
+      const Report report = make_report(outcome.time, outcome.loaded.algorithm->collective(),
+                                        std::nullopt, parse_link_model(options.link_model));
       std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n",
                   report.algbw_gbps, report.busbw_gbps);
     }

@@ -61,6 +61,10 @@ struct SynthesizeCommand {
     if (report.lower_bound_us)
       std::printf("  lower bound      %.6g us (time = %.3f x bound)\n", *report.lower_bound_us,
                   *report.bound_ratio);
+    if (report.store_and_forward_bound_us)
+      std::printf(
+          "  s&f bound        %.6g us (time = %.3f x; store-and-forward, tacos link model)\n",
+          *report.store_and_forward_bound_us, *report.store_and_forward_ratio);
     std::printf("  transfers        %lld (%s)\n", static_cast<long long>(run.result.transfers),
                 run.verified ? "verified" : "not kept: --time-only");
     if (algorithm == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")

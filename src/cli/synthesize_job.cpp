@@ -88,6 +88,8 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["busbw_gbps"] = outcome.report.busbw_gbps;
   out["lower_bound_us"] = json_or_null(outcome.report.lower_bound_us);
   out["bound_ratio"] = json_or_null(outcome.report.bound_ratio);
+  out["store_and_forward_bound_us"] = json_or_null(outcome.report.store_and_forward_bound_us);
+  out["store_and_forward_ratio"] = json_or_null(outcome.report.store_and_forward_ratio);
   out["transfers"] = run.result.transfers;
   out["wasted_transfers"] = run.result.wasted_transfers;
   out["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;

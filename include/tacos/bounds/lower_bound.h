@@ -26,6 +26,14 @@ struct LowerBound {
   // False when the bandwidth bound is a valid bound that may lie below the exact cut bound
   // (all-to-all on more than 20 devices: the best of a set of candidate cuts).
   bool bandwidth_bound_exact = true;
+  // Under the tacos link model only (a message holds each port for latency + bytes /
+  // bandwidth): switches store and forward whole messages, so the bytes that groups of NPUs (a
+  // DGX node, one NPU) must exchange through uniform unicast switches (every port of the same
+  // bandwidth and latency: rail leaves, a single switch) take longer than their bandwidth alone
+  // allows, at any message size (src/bounds/store_and_forward_bound.cpp). 0 where that does not
+  // apply (no switches, traffic that can bypass them, mixed port speeds, multicast switches).
+  // Not part of lower_bound_us, which holds for both link models.
+  double store_and_forward_bound_us = 0;
 };
 
 // Throws Error when the collective was made for another NPU count or when some NPU that must

@@ -1,0 +1,228 @@
+// The store-and-forward bound: under the tacos link model a message holds every port it crosses
+// for latency + bytes / bandwidth, and a switch forwards a message only once all of it has
+// arrived. Through a switch s whose P_in in-ports and P_out out-ports all have bandwidth B and
+// latency L, with messages of port times w_1..w_M (w = L + bytes / B, the same on both ports)
+// and W = sum w, every t in [0, T] satisfies
+//   sum over out-ports of (work started by t)  <=  sum over in-ports of (work completed by t),
+// since a message starts out only after it came in whole. Work started on an out-port by t is at
+// least its total - (T - t) + what remains of its current message; work completed on an in-port
+// by t is at most t - what its current message has done. Integrating over [0, T], each message
+// adds w^2 / 2 on each side, so
+//   (P_in + P_out) / 2 x T^2  >=  W T + sum w^2  >=  W T + W^2 / M.
+// Few messages make sum w^2 large (the out-port waits for whole messages), many make W large
+// (a latency each): so s delivers at most B (W_max(M) - M L) bytes in T, W_max(M) =
+// 2 P T / (1 + sqrt(1 + 4 P / M)) with P = (P_in + P_out) / 2, at best over M. Groups of
+// devices (joined by their fastest links, as the gossip bound's) whose traffic from (or to)
+// outside all crosses such switches must receive (send) a known number of bytes; the bound is
+// the least T at which those switches together can deliver them. For a DGX pod's rail leaves
+// (dgx-a100:4 All-Gather: 24 MiB through each 4-port leaf at 25 GB/s, 1 us) that is 265.0 us
+// against the bandwidth bound's 234.4 us: with one message per port the out-ports wait for the
+// whole of it, with many they pay a microsecond each.
+//
+// It holds for the tacos link model only (under the astra model a port is busy for the bytes
+// only and many small messages cost nothing), for unicast switches (a multicast switch starts
+// several out-port messages from one in-port message).
+#include "store_and_forward_bound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "tacos/common/units.h"
+
+namespace tacos::bounds_detail {
+namespace {
+
+// A switch all of whose ports look alike: the only kind the argument covers.
+struct UniformSwitch {
+  double ports = 0;        // (P_in + P_out) / 2
+  double bytes_per_s = 0;  // B
+  double latency_s = 0;    // L
+};
+
+std::optional<UniformSwitch> uniform_switch(const Topology& t, DeviceId s) {
+  if (!t.is_switch(s) || t.is_multicast(s)) return std::nullopt;
+  const auto in = t.in_links(s), out = t.out_links(s);
+  if (in.empty() || out.empty()) return std::nullopt;
+  const Link& first = t.link(in.front());
+  auto alike = [&](LinkId id) {
+    const Link& l = t.link(id);
+    return l.bandwidth_gbps == first.bandwidth_gbps && l.latency_ps == first.latency_ps;
+  };
+  if (!std::all_of(in.begin(), in.end(), alike) || !std::all_of(out.begin(), out.end(), alike))
+    return std::nullopt;
+  return UniformSwitch{(static_cast<double>(in.size()) + static_cast<double>(out.size())) / 2,
+                       first.bandwidth_gbps * kBytesPerGB,
+                       static_cast<double>(first.latency_ps) * 1e-12};
+}
+
+// The most bytes `s` can deliver within `seconds`: B (W_max(M) - M L) at the best real M >= 1
+// (a relaxation of whole message counts, so never below the true most). W_max(M) - M L is
+// concave in M, so a golden-section search finds its maximum.
+double capacity(const UniformSwitch& s, double seconds) {
+  const double p = s.ports;
+  auto delivered = [&](double messages) {
+    const double work = 2 * p * seconds / (1 + std::sqrt(1 + 4 * p / messages));
+    return work - messages * s.latency_s;
+  };
+  if (s.latency_s <= 0) return s.bytes_per_s * p * seconds;
+  double lo = 1, hi = std::max(2.0, p * seconds / s.latency_s);
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
+  double fa = delivered(a), fb = delivered(b);
+  double best = std::max({delivered(lo), delivered(hi), fa, fb});
+  for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; ++i) {
+    if (fa < fb) {
+      lo = a;
+      a = b;
+      fa = fb;
+      b = lo + phi * (hi - lo);
+      fb = delivered(b);
+      best = std::max(best, fb);
+    } else {
+      hi = b;
+      b = a;
+      fb = fa;
+      a = hi - phi * (hi - lo);
+      fa = delivered(a);
+      best = std::max(best, fa);
+    }
+  }
+  // The search stops within a relative 1e-9 of the maximum: err towards more capacity.
+  return std::max(0.0, best) * s.bytes_per_s * (1 + 1e-9);
+}
+
+// The least T at which the switches together can deliver `bytes`.
+double least_time(const std::vector<UniformSwitch>& switches, double bytes) {
+  auto total = [&](double seconds) {
+    double sum = 0;
+    for (const UniformSwitch& s : switches) sum += capacity(s, seconds);
+    return sum;
+  };
+  double hi = 1e-6;
+  while (total(hi) < bytes) {
+    hi *= 2;
+    if (hi > 1e9) return 0;  // no switch can carry anything (cannot happen with ports)
+  }
+  double lo = 0;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (total(mid) < bytes ? lo : hi) = mid;
+  }
+  return lo;  // total(lo) < bytes: no schedule finishes by lo
+}
+
+int find_root(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+// Bytes that must cross into (or, for `egress`, out of) each group holding a member, summed.
+double crossing_bytes(const Collective& c, const std::vector<int>& group_of, bool& egress) {
+  const double chunk = static_cast<double>(c.chunk_bytes());
+  const double per_member = chunk * c.chunks_per_npu();
+  const double buffer = chunk * c.num_chunks();
+  const auto& members = c.members();
+  std::vector<int> count;  // members per group, by the group's first member's order
+  std::vector<int> groups;
+  for (NpuId m : members) {
+    const int g = group_of[m];
+    auto it = std::find(groups.begin(), groups.end(), g);
+    if (it == groups.end()) {
+      groups.push_back(g);
+      count.push_back(1);
+    } else {
+      ++count[static_cast<std::size_t>(it - groups.begin())];
+    }
+  }
+  const double n = static_cast<double>(members.size());
+  const double m = static_cast<double>(groups.size());
+  const bool rooted = c.kind() == CollectiveKind::kBroadcast ||
+                      c.kind() == CollectiveKind::kReduce || c.kind() == CollectiveKind::kGather ||
+                      c.kind() == CollectiveKind::kScatter;
+  const int root_group = rooted ? group_of[c.root()] : -1;
+  double bytes = 0;
+  egress = false;
+  switch (c.kind()) {
+    case CollectiveKind::kReduceScatter:
+      egress = true;
+      [[fallthrough]];
+    case CollectiveKind::kAllGather:
+      // Each group holding a member needs (sends) the shares of the members outside it.
+      for (int k : count) bytes += per_member * (n - k);
+      break;
+    case CollectiveKind::kReduce:
+      egress = true;
+      [[fallthrough]];
+    case CollectiveKind::kBroadcast:
+      // Every group with a member but not the root receives (sends) the whole buffer.
+      for (int g : groups) bytes += g == root_group ? 0 : buffer;
+      break;
+    case CollectiveKind::kScatter:
+      egress = true;
+      [[fallthrough]];
+    case CollectiveKind::kGather:
+      // The root's group receives (sends) the shares of the members outside it.
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        if (groups[i] == root_group) bytes = per_member * (n - count[i]);
+      break;
+    case CollectiveKind::kAllReduce:
+      // One-way gossip over groups (lower_bound.cpp): 2(M-1) receptions from outside per byte.
+      bytes = 2 * (m - 1) * buffer;
+      break;
+    case CollectiveKind::kAllToAll:
+      // A group receives every pair's K chunks from each member outside it to each inside.
+      for (int k : count) bytes += per_member * k * (n - k);
+      break;
+  }
+  return m < 2 ? 0 : bytes;
+}
+
+// The bound for one grouping: devices joined by links of at least `threshold` GB/s.
+double bound_for_threshold(const Topology& t, const Collective& c, double threshold) {
+  const int d = t.devices();
+  std::vector<int> parent(d);
+  for (int i = 0; i < d; ++i) parent[i] = i;
+  for (const Link& l : t.links())
+    if (l.bandwidth_gbps >= threshold) parent[find_root(parent, l.src)] = find_root(parent, l.dst);
+  std::vector<int> group_of(d);
+  for (int i = 0; i < d; ++i) group_of[i] = find_root(parent, i);
+  bool egress = false;
+  const double bytes = crossing_bytes(c, group_of, egress);
+  if (bytes <= 0) return 0;
+  std::vector<char> has_member(d, 0);
+  for (NpuId m : c.members()) has_member[group_of[m]] = 1;
+  // Every link across a member group's boundary, in the direction that counts, must come from
+  // (go to) a uniform unicast switch outside the group.
+  std::vector<char> seen(d, 0);
+  std::vector<UniformSwitch> switches;
+  for (const Link& l : t.links()) {
+    const int inside = egress ? l.src : l.dst, outside = egress ? l.dst : l.src;
+    if (!has_member[group_of[inside]] || group_of[inside] == group_of[outside]) continue;
+    const std::optional<UniformSwitch> s = uniform_switch(t, outside);
+    if (!s) return 0;
+    if (!seen[outside]) switches.push_back(*s);
+    seen[outside] = 1;
+  }
+  return switches.empty() ? 0 : least_time(switches, bytes);
+}
+
+}  // namespace
+
+double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
+  if (t.switches() == 0) return 0;
+  std::vector<double> thresholds;
+  for (const Link& l : t.links()) thresholds.push_back(l.bandwidth_gbps);
+  std::sort(thresholds.begin(), thresholds.end(), std::greater<>());
+  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+  if (thresholds.size() > 64) thresholds.resize(64);
+  thresholds.push_back(std::numeric_limits<double>::infinity());
+  double best = 0;
+  for (double threshold : thresholds) best = std::max(best, bound_for_threshold(t, c, threshold));
+  return best;
+}
+
+}  // namespace tacos::bounds_detail

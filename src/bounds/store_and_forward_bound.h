@@ -1,0 +1,12 @@
+#pragma once
+// Internal: the store-and-forward bound (lower_bound.h, LowerBound::store_and_forward_bound_us).
+#include "tacos/collective/collective.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos::bounds_detail {
+
+// Seconds; 0 where the argument does not apply (no group whose traffic all crosses uniform,
+// unicast switches).
+double store_and_forward_bound_seconds(const Topology& topology, const Collective& collective);
+
+}  // namespace tacos::bounds_detail

@@ -1,0 +1,140 @@
+// The store-and-forward bound (LowerBound::store_and_forward_bound_us): closed forms worked by
+// hand, where it does not apply, and no schedule tacos or a baseline writes beats it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "tacos/bounds/lower_bound.h"
+#include "tacos/common/units.h"
+#include "tacos/simulation/simulator.h"
+#include "tacos/synthesis/baselines.h"
+#include "tacos/synthesis/synthesizer.h"
+#include "tacos/topology/generators.h"
+#include "tacos/topology/switch_routes.h"
+#include "test_printers.h"
+
+namespace tacos {
+namespace {
+
+constexpr Bytes kSize = Bytes{64} << 20;
+
+Topology fabric(const std::string& spec, const std::string& bandwidth = "",
+                const std::string& latency = "") {
+  return generate_topology(spec, parse_link_params(bandwidth, latency));
+}
+
+LowerBound bound(const Topology& t, CollectiveKind kind, Bytes size = kSize, int k = 1) {
+  return compute_lower_bound(t, Collective::make(kind, t.npus(), size, k));
+}
+
+// With every port alike the least T over message counts is w + 2 sqrt(w L): w the bytes per
+// port over the port bandwidth, L the latency (the minimum of (w + m L)(1 + sqrt(1 + 4/m)) / 2
+// over m messages per port).
+TEST(StoreAndForwardBound, OneSwitchClosedForm) {
+  // switch:4, 50 GB/s, 1 us: each NPU receives 48 MiB, 937.5 us of bytes per port;
+  // 937.5 + 2 sqrt(937.5) = 937.5 + 61.237244 us.
+  const LowerBound b = bound(fabric("switch:4", "50", "1us"), CollectiveKind::kAllGather);
+  EXPECT_DOUBLE_EQ(b.bandwidth_bound_us, 937.5);
+  EXPECT_NEAR(b.store_and_forward_bound_us, 998.737244, 1e-5);
+  // Reduce-Scatter sends what All-Gather receives: the same.
+  EXPECT_NEAR(bound(fabric("switch:4", "50", "1us"), CollectiveKind::kReduceScatter)
+                  .store_and_forward_bound_us,
+              998.737244, 1e-5);
+  // Without latency, whole messages cost nothing extra at any size: the bandwidth alone.
+  EXPECT_NEAR(
+      bound(fabric("switch:4", "50", "0"), CollectiveKind::kAllGather).store_and_forward_bound_us,
+      937.5, 1e-5);
+}
+
+TEST(StoreAndForwardBound, DgxRailLeaves) {
+  // dgx-a100:4 All-Gather: each node takes in 48 MiB over its 8 NICs, each rail leaf carries
+  // 24 MiB over 4 ports of 25 GB/s (234.375 us each) with 1 us of latency:
+  // 234.375 + 2 sqrt(234.375) = 264.993622 us, against the bandwidth bound's 234.375.
+  const LowerBound a100 = bound(fabric("dgx-a100:4"), CollectiveKind::kAllGather);
+  EXPECT_DOUBLE_EQ(a100.lower_bound_us, 234.375);
+  EXPECT_NEAR(a100.store_and_forward_bound_us, 264.993622, 1e-5);
+  // dgx-h100:4: 50 GB/s NICs, 117.1875 us of bytes per port: 117.1875 + 21.650635 us.
+  const LowerBound h100 = bound(fabric("dgx-h100:4"), CollectiveKind::kAllGather);
+  EXPECT_NEAR(h100.store_and_forward_bound_us, 138.838135, 1e-5);
+  EXPECT_GT(h100.store_and_forward_bound_us, h100.lower_bound_us);
+  // All-Reduce: 2(M - 1) buffers into the nodes (one-way gossip over 4 nodes): 384 MiB over
+  // 32 leaf ports of 50 GB/s, 234.375 us each: the a100 All-Gather's number again.
+  EXPECT_NEAR(bound(fabric("dgx-h100:4"), CollectiveKind::kAllReduce).store_and_forward_bound_us,
+              264.993622, 1e-5);
+}
+
+TEST(StoreAndForwardBound, NotWhereItDoesNotHold) {
+  // No switches.
+  EXPECT_EQ(bound(fabric("torus2d:4x4"), CollectiveKind::kAllGather).store_and_forward_bound_us, 0);
+  // Leaves with host ports and faster spine ports: the two hops of a message differ.
+  EXPECT_EQ(bound(fabric("fattree:8x4x2", "50,200"), CollectiveKind::kAllGather)
+                .store_and_forward_bound_us,
+            0);
+  // A multicast switch starts several messages out from one in.
+  EXPECT_EQ(
+      bound(fabric("switch:8:multicast"), CollectiveKind::kBroadcast).store_and_forward_bound_us,
+      0);
+}
+
+// Every schedule tacos writes, and every baseline's, takes at least the bound under the tacos
+// link model; and on one switch tacos comes within a few percent of it.
+class StoreAndForwardSchedules : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StoreAndForwardSchedules, NoScheduleBeatsTheBound) {
+  const std::string spec = GetParam();
+  const Topology t = fabric(spec);
+  int baselines_checked = 0;
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,
+        CollectiveKind::kBroadcast, CollectiveKind::kReduce, CollectiveKind::kGather,
+        CollectiveKind::kScatter, CollectiveKind::kAllToAll}) {
+    for (int k : {1, 4}) {
+      const Collective c = Collective::make(kind, t.npus(), Bytes{1} << 20, k);
+      const double floor_us = compute_lower_bound(t, c).store_and_forward_bound_us;
+      ASSERT_GT(floor_us, 0) << to_string(kind);
+      SynthesisOptions options;
+      options.trials = 2;
+      options.threads = 1;
+      const SynthesisResult tacos = synthesize_tacos(t, c, options);
+      EXPECT_GE(to_micros(tacos.collective_time), floor_us * (1 - 1e-9))
+          << to_string(kind) << " K=" << k;
+      for (Baseline baseline : {Baseline::kRing, Baseline::kDirect, Baseline::kRhd, Baseline::kDbt,
+                                Baseline::kHierarchical, Baseline::kBiring}) {
+        if (baseline_inapplicable(baseline, switch_route_view(t), c, spec)) continue;
+        const Algorithm a = synthesize_baseline(baseline, t, c, LinkModel::kTacos, spec);
+        EXPECT_GE(to_micros(a.collective_time), floor_us * (1 - 1e-9))
+            << to_string(baseline) << " " << to_string(kind) << " K=" << k;
+        ++baselines_checked;
+      }
+    }
+  }
+  // ring, direct and biring at least, for All-Gather, Reduce-Scatter and All-Reduce at both K.
+  EXPECT_GE(baselines_checked, 18);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, StoreAndForwardSchedules,
+                         ::testing::Values("switch:4", "switch:8", "dgx-a100:2", "dgx-h100:2"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+TEST(StoreAndForwardBound, TightOnOneSwitch) {
+  // switch:8 All-Gather, 64 MiB, K = 8: 1093.75 us of bytes per port, 0.5 us of latency:
+  // 1093.75 + 2 sqrt(546.875) = 1140.520716 us; tacos's schedule is within 0.5% of it.
+  const Topology t = fabric("switch:8");
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 8, kSize, 8);
+  const double floor_us = compute_lower_bound(t, c).store_and_forward_bound_us;
+  EXPECT_NEAR(floor_us, 1140.520716, 1e-5);
+  SynthesisOptions options;
+  options.threads = 1;
+  const double time_us = to_micros(synthesize_tacos(t, c, options).collective_time);
+  EXPECT_GE(time_us, floor_us);
+  EXPECT_LE(time_us, 1.005 * floor_us);
+}
+
+}  // namespace
+}  // namespace tacos
