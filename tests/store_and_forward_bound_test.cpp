@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_support.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
@@ -134,6 +136,36 @@ TEST(StoreAndForwardBound, TightOnOneSwitch) {
   const double time_us = to_micros(synthesize_tacos(t, c, options).collective_time);
   EXPECT_GE(time_us, floor_us);
   EXPECT_LE(time_us, 1.005 * floor_us);
+}
+
+// The commands report it only where it holds: the tacos link model, switches as devices.
+TEST(StoreAndForwardBound, ReportedOnlyWhereItHolds) {
+  auto json = [](const std::string& args) {
+    const tacos_test::RunResult r = tacos_test::run_tacos(args + " --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const std::string synth =
+      "synthesize --topology switch:8 --collective all-gather --size 64MiB --chunks-per-npu 4";
+  const auto device = json(synth);
+  EXPECT_NEAR(device["store_and_forward_bound_us"].get<double>(), 1140.520716, 1e-5);
+  EXPECT_NEAR(device["store_and_forward_ratio"].get<double>(),
+              device["collective_time_us"].get<double>() / 1140.520716, 1e-6);
+  // Unwound, the switch is direct links that forward nothing: tacos's 1097.75 us is below it.
+  const auto unwound = json(synth + " --switch-model unwind");
+  EXPECT_LT(unwound["collective_time_us"].get<double>(), 1140.52);
+  EXPECT_TRUE(unwound["store_and_forward_bound_us"].is_null());
+  EXPECT_TRUE(unwound["store_and_forward_ratio"].is_null());
+  EXPECT_TRUE(json(synth + " --link-model astra")["store_and_forward_bound_us"].is_null());
+  const std::string bound = "bound --topology switch:8 --collective all-gather --size 64MiB";
+  EXPECT_NEAR(json(bound)["store_and_forward_bound_us"].get<double>(), 1140.520716, 1e-5);
+  EXPECT_TRUE(json(bound + " --link-model astra")["store_and_forward_bound_us"].is_null());
+  EXPECT_TRUE(json(bound + " --switch-model unwind")["store_and_forward_bound_us"].is_null());
+  const auto compare = json("compare --topology switch:8 --collective all-gather --size 64MiB");
+  for (const auto& row : compare["results"]) {
+    if (row["collective_time_us"].is_null()) continue;
+    EXPECT_GE(row["store_and_forward_ratio"].get<double>(), 1.0) << row["algorithm"];
+  }
 }
 
 }  // namespace

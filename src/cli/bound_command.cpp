@@ -56,7 +56,8 @@ void add_bound_command(CLI::App& app) {
   auto cmd = std::make_shared<BoundCommand>();
   CLI::App* sub = app.add_subcommand(
       "bound",
-      "Lower bounds on a collective's time: latency (farthest pair) and bandwidth (cut) bound");
+      "Lower bounds on a collective's time: latency (farthest pair) and bandwidth (cut) bound, "
+      "and under the tacos link model the store-and-forward bound of switch fabrics");
   cmd->job.topology.add_to(*sub);
   sub->add_option("--collective", cmd->job.collective,
                   "all-gather, reduce-scatter, all-reduce, broadcast, reduce, gather, scatter or "

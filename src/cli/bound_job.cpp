@@ -23,6 +23,9 @@ BoundOutcome run_bound(const BoundJob& job, const Topology& full) {
   BoundOutcome o;
   o.collective = Collective::make(kind, full.npus(), bytes, job.flags.chunks(), members, job.root);
   o.bound = compute_lower_bound(full, o.collective);
+  // It holds under the tacos link model, for switches timed as devices.
+  if (job.flags.model() != LinkModel::kTacos || job.topology.unwound())
+    o.bound.store_and_forward_bound_us = 0;
   o.algbw_at_bound_gbps =
       o.bound.bandwidth_bound_us > 0
           ? static_cast<double>(bytes) / kNcclBytesPerGB / (o.bound.bandwidth_bound_us * 1e-6)

@@ -23,7 +23,7 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
     throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");
   job.flags.portfolio_on();  // a bad --portfolio fails before any algorithm runs
   plan.options = job.collective.synthesis_options(job.flags, job.topology);
-  plan.bound = bound_if_affordable(full, plan.collective);
+  plan.bound = bound_if_affordable(full, plan.network, plan.collective);
   return plan;
 }
 

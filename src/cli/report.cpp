@@ -6,9 +6,12 @@
 
 namespace tacos::cli {
 
-std::optional<LowerBound> bound_if_affordable(const Topology& full, const Collective& collective) {
+std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topology& network,
+                                              const Collective& collective) {
   if (full.npus() > kBoundNpuLimit) return std::nullopt;
-  return compute_lower_bound(full, collective);
+  LowerBound bound = compute_lower_bound(full, collective);
+  if (network.switches() == 0) bound.store_and_forward_bound_us = 0;
+  return bound;
 }
 
 double bus_factor(CollectiveKind kind, int ranks) {

@@ -33,7 +33,10 @@ struct Report {
 
 // The exact cut bound costs max-flows; beyond kBoundNpuLimit NPUs only `tacos bound` runs it.
 inline constexpr int kBoundNpuLimit = 4096;
-std::optional<LowerBound> bound_if_affordable(const Topology& full, const Collective& collective);
+// `network`: what the run is timed on; the store-and-forward bound is dropped when it has no
+// switch devices (--switch-model unwind: direct links forward nothing).
+std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topology& network,
+                                              const Collective& collective);
 
 Report make_report(const AlgorithmRun& run, const Collective& collective,
                    const std::optional<LowerBound>& bound);

@@ -48,7 +48,7 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
                             job.formats, job.msccl);
   outcome.astra = astra_sim_expectation(run.result.algorithm, full, job.topology.topology,
                                         job.out_dir, job.formats);
-  const std::optional<LowerBound> bound = bound_if_affordable(full, coll);
+  const std::optional<LowerBound> bound = bound_if_affordable(full, network, coll);
   outcome.report = make_report(run, coll, bound);
   return outcome;
 }
