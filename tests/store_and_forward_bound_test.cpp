@@ -116,7 +116,8 @@ TEST_P(StoreAndForwardSchedules, NoScheduleBeatsTheBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, StoreAndForwardSchedules,
-                         ::testing::Values("switch:4", "switch:8", "dgx-a100:2", "dgx-h100:2"),
+                         ::testing::Values("switch:4", "switch:8", "dgx-a100:2", "dgx-h100:2",
+                                           "fattree:4x2x2"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name)

@@ -41,6 +41,8 @@ struct UniformSwitch {
   double ports = 0;        // (P_in + P_out) / 2
   double bytes_per_s = 0;  // B
   double latency_s = 0;    // L
+  double count = 1;        // switches alike (their capacities add up)
+  bool operator==(const UniformSwitch&) const = default;
 };
 
 std::optional<UniformSwitch> uniform_switch(const Topology& t, DeviceId s) {
@@ -99,7 +101,7 @@ double capacity(const UniformSwitch& s, double seconds) {
 double least_time(const std::vector<UniformSwitch>& switches, double bytes) {
   auto total = [&](double seconds) {
     double sum = 0;
-    for (const UniformSwitch& s : switches) sum += capacity(s, seconds);
+    for (const UniformSwitch& s : switches) sum += s.count * capacity(s, seconds);
     return sum;
   };
   double hi = 1e-6;
@@ -197,15 +199,22 @@ double bound_for_threshold(const Topology& t, const Collective& c, double thresh
   for (NpuId m : c.members()) has_member[group_of[m]] = 1;
   // Every link across a member group's boundary, in the direction that counts, must come from
   // (go to) a uniform unicast switch outside the group.
+  // Switches alike are one class with a count: the search then costs the same for a pod of 32
+  // rail leaves as for one switch.
   std::vector<char> seen(d, 0);
   std::vector<UniformSwitch> switches;
   for (const Link& l : t.links()) {
     const int inside = egress ? l.src : l.dst, outside = egress ? l.dst : l.src;
     if (!has_member[group_of[inside]] || group_of[inside] == group_of[outside]) continue;
+    if (seen[outside]) continue;
+    seen[outside] = 1;
     const std::optional<UniformSwitch> s = uniform_switch(t, outside);
     if (!s) return 0;
-    if (!seen[outside]) switches.push_back(*s);
-    seen[outside] = 1;
+    auto same = std::find(switches.begin(), switches.end(), *s);
+    if (same == switches.end())
+      switches.push_back(*s);
+    else
+      same->count += 1;
   }
   return switches.empty() ? 0 : least_time(switches, bytes);
 }
