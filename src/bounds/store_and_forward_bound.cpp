@@ -130,15 +130,15 @@ double crossing_bytes(const Collective& c, const std::vector<int>& group_of, boo
   const auto& members = c.members();
   std::vector<int> count;  // members per group, by the group's first member's order
   std::vector<int> groups;
+  std::vector<int> index(group_of.size(), -1);
   for (NpuId m : members) {
-    const int g = group_of[m];
-    auto it = std::find(groups.begin(), groups.end(), g);
-    if (it == groups.end()) {
-      groups.push_back(g);
-      count.push_back(1);
-    } else {
-      ++count[static_cast<std::size_t>(it - groups.begin())];
+    int& i = index[static_cast<std::size_t>(group_of[m])];
+    if (i < 0) {
+      i = static_cast<int>(groups.size());
+      groups.push_back(group_of[m]);
+      count.push_back(0);
     }
+    ++count[static_cast<std::size_t>(i)];
   }
   const double n = static_cast<double>(members.size());
   const double m = static_cast<double>(groups.size());
