@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cut_bound.h"
+#include "device_groups.h"
 #include "store_and_forward_bound.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -229,11 +230,6 @@ double closure(const FlowGraph& g, const std::vector<double>& weight,
   return bounds_detail::max_closure_ratio(g, cut, weight, anchors).ratio;
 }
 
-int find_root(std::vector<int>& parent, int x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
-}
-
 // The one-way gossip bound over groups: join devices by the links of bandwidth >= threshold
 // (a DGX node's NVSwitch, a mesh row of fast links); then every byte position needs 2(M-1)
 // receptions by NPUs from outside their group (M = groups holding a member; a group is one
@@ -246,22 +242,19 @@ int find_root(std::vector<int>& parent, int x) {
 double group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members, double buffer,
                             double threshold) {
   const int d = t.devices();
-  std::vector<int> parent(d);
-  for (int i = 0; i < d; ++i) parent[i] = i;
-  for (const Link& l : t.links())
-    if (l.bandwidth_gbps >= threshold) parent[find_root(parent, l.src)] = find_root(parent, l.dst);
+  const std::vector<int> group_of = bounds_detail::groups_joined_by(t, threshold);
   std::vector<char> has_npu(d, 0), has_member(d, 0);
-  for (int i = 0; i < t.npus(); ++i) has_npu[find_root(parent, i)] = 1;
+  for (int i = 0; i < t.npus(); ++i) has_npu[group_of[i]] = 1;
   long long groups = 0;
   for (NpuId m : members) {
-    const int r = find_root(parent, m);
+    const int r = group_of[m];
     if (!has_member[r]) ++groups;
     has_member[r] = 1;
   }
   if (groups < 2) return 0;
   double ingress = 0, egress = 0;
   for (const Link& l : t.links()) {
-    const int from = find_root(parent, l.src), to = find_root(parent, l.dst);
+    const int from = group_of[l.src], to = group_of[l.dst];
     if (from == to) continue;
     if (has_npu[to]) ingress += l.bandwidth_gbps;
     if (has_npu[from]) egress += l.bandwidth_gbps;
@@ -270,18 +263,12 @@ double group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members
   return capacity > 0 ? 2.0 * static_cast<double>(groups - 1) * buffer / capacity : 0;
 }
 
-// The best group gossip bound over thresholds: every distinct link bandwidth (the fastest few
-// hundred suffice: past that the groups are single NPUs or nearly) and +inf.
+// The best group gossip bound over thresholds: every distinct link bandwidth (the fastest 256)
+// and +inf.
 double best_group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members,
                                  double buffer) {
-  std::vector<double> thresholds;
-  for (const Link& l : t.links()) thresholds.push_back(l.bandwidth_gbps);
-  std::sort(thresholds.begin(), thresholds.end(), std::greater<>());
-  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
-  if (thresholds.size() > 256) thresholds.resize(256);
-  thresholds.push_back(std::numeric_limits<double>::infinity());
   double best = 0;
-  for (double threshold : thresholds)
+  for (double threshold : bounds_detail::grouping_thresholds(t, 256))
     best = std::max(best, group_gossip_seconds(t, members, buffer, threshold));
   return best;
 }

@@ -26,11 +26,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <optional>
 #include <vector>
 
+#include "device_groups.h"
 #include "tacos/common/units.h"
 
 namespace tacos::bounds_detail {
@@ -117,11 +116,6 @@ double least_time(const std::vector<UniformSwitch>& switches, double bytes) {
   return lo;  // total(lo) < bytes: no schedule finishes by lo
 }
 
-int find_root(std::vector<int>& parent, int x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
-}
-
 // Bytes that must cross into (or, for `egress`, out of) each group holding a member, summed.
 double crossing_bytes(const Collective& c, const std::vector<int>& group_of, bool& egress) {
   const double chunk = static_cast<double>(c.chunk_bytes());
@@ -186,21 +180,15 @@ double crossing_bytes(const Collective& c, const std::vector<int>& group_of, boo
 // The bound for one grouping: devices joined by links of at least `threshold` GB/s.
 double bound_for_threshold(const Topology& t, const Collective& c, double threshold) {
   const int d = t.devices();
-  std::vector<int> parent(d);
-  for (int i = 0; i < d; ++i) parent[i] = i;
-  for (const Link& l : t.links())
-    if (l.bandwidth_gbps >= threshold) parent[find_root(parent, l.src)] = find_root(parent, l.dst);
-  std::vector<int> group_of(d);
-  for (int i = 0; i < d; ++i) group_of[i] = find_root(parent, i);
+  const std::vector<int> group_of = groups_joined_by(t, threshold);
   bool egress = false;
   const double bytes = crossing_bytes(c, group_of, egress);
   if (bytes <= 0) return 0;
   std::vector<char> has_member(d, 0);
   for (NpuId m : c.members()) has_member[group_of[m]] = 1;
   // Every link across a member group's boundary, in the direction that counts, must come from
-  // (go to) a uniform unicast switch outside the group.
-  // Switches alike are one class with a count: the search then costs the same for a pod of 32
-  // rail leaves as for one switch.
+  // (go to) a uniform unicast switch outside the group. Switches alike are one class with a
+  // count: the search then costs the same for a pod of 32 rail leaves as for one switch.
   std::vector<char> seen(d, 0);
   std::vector<UniformSwitch> switches;
   for (const Link& l : t.links()) {
@@ -223,14 +211,9 @@ double bound_for_threshold(const Topology& t, const Collective& c, double thresh
 
 double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
   if (t.switches() == 0) return 0;
-  std::vector<double> thresholds;
-  for (const Link& l : t.links()) thresholds.push_back(l.bandwidth_gbps);
-  std::sort(thresholds.begin(), thresholds.end(), std::greater<>());
-  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
-  if (thresholds.size() > 64) thresholds.resize(64);
-  thresholds.push_back(std::numeric_limits<double>::infinity());
   double best = 0;
-  for (double threshold : thresholds) best = std::max(best, bound_for_threshold(t, c, threshold));
+  for (double threshold : grouping_thresholds(t, 64))
+    best = std::max(best, bound_for_threshold(t, c, threshold));
   return best;
 }
 
