@@ -145,9 +145,12 @@ Algorithm synthesize_baseline_on(Baseline baseline, const Topology& unwound,
       return detail::rhd_baseline(unwound, collective, model);
     case Baseline::kDbt:
       return detail::dbt_baseline(unwound, collective, model);
-    case Baseline::kHierarchical:
-      return detail::hierarchical_baseline(unwound, collective, model,
-                                           detail::generator_dimensions(topology_spec));
+    case Baseline::kHierarchical: {
+      const auto dims = detail::generator_dimensions(topology_spec);
+      if (const auto shape = detail::leaf_relay_shape(topology_spec, dims, unwound.npus()))
+        return detail::leaf_relay_baseline(unwound, collective, model, shape->first, shape->second);
+      return detail::hierarchical_baseline(unwound, collective, model, dims);
+    }
   }
   throw Error("unknown baseline");
 }

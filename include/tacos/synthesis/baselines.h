@@ -66,6 +66,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tacos/algorithm/algorithm.h"
@@ -190,6 +191,15 @@ Algorithm rhd_baseline(const Topology& topology, const Collective& collective, L
 Algorithm dbt_baseline(const Topology& topology, const Collective& collective, LinkModel model);
 Algorithm hierarchical_baseline(const Topology& topology, const Collective& collective,
                                 LinkModel model, const std::vector<GeneratorDimension>& dims);
+// Hierarchical on a two-tier fat-tree (fattree:HxLxS, H even, 4 <= H, L - 1 <= H/2 - 1, every
+// NPU in the collective): (H, L), else nullopt (the generic hierarchical runs).
+std::optional<std::pair<int, int>> leaf_relay_shape(std::string_view topology_spec,
+                                                    const std::vector<GeneratorDimension>& dims,
+                                                    int npus);
+// Across the leaves first, one host per remote leaf relaying each share inside its leaf, in
+// lockstep slots (baseline_leaf_relay.cpp); Reduce-Scatter its time reversal.
+Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collective,
+                              LinkModel model, int hosts, int leaves);
 
 }  // namespace detail
 }  // namespace tacos

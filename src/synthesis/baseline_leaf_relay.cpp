@@ -1,0 +1,206 @@
+// The hierarchical baseline on a two-tier fat-tree (baselines.h): every share crosses to one
+// host of each other leaf, which relays it inside its leaf, all in lockstep slots.
+//
+// Why this shape: under store-and-forward every port pays a latency per message and a
+// receiver's port can only be fed as fast as the messages reach its leaf. With every port
+// sending one message per slot, every receiving port gets exactly one per slot too (each slot is
+// a permutation of the hosts, and all hosts send the same size in it), so each down-port runs
+// without a gap, one message behind its up-ports: the collective ends one message after the
+// last send. What crosses the spines arrives two spine hops later, so leaf-crossing messages
+// are one chunk and messages inside the leaf two: both arrive within one two-chunk slot.
+// Half of each leaf's hosts (a group) cross in a slot while the other half exchange single
+// chunks of their own share among themselves, so a spine port queues half as many messages,
+// and the crossing partner of each host is picked so that the spines share them evenly.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tacos/common/error.h"
+#include "tacos/synthesis/baselines.h"
+#include "tacos/topology/switch_routes.h"
+
+namespace tacos::detail {
+namespace {
+
+// Per (leaf, leaf offset, group): partner[i] = the index in the group of leaf + offset that host
+// i of the group sends to, balancing the messages of one slot over the switch-to-switch links
+// their routes take (`reversed`: the routes of the time-reversed messages).
+std::vector<int> balanced_partners(const Topology& network, int hosts, int leaves, int leaf,
+                                   int offset, int group, bool reversed) {
+  const int half = hosts / 2;
+  const SwitchRoutes& routes = network.switch_routes();
+  auto host = [&](int l, int i) { return (l % leaves) * hosts + group * half + i; };
+  auto trunk_links = [&](int i, int j) {
+    NpuId a = host(leaf, i), b = host(leaf + offset, j);
+    if (reversed) std::swap(a, b);
+    std::vector<LinkId> trunks;
+    for (LinkId l : routes.route(a, b))
+      if (network.is_switch(network.link(l).src) && network.is_switch(network.link(l).dst))
+        trunks.push_back(l);
+    return trunks;
+  };
+  std::vector<std::vector<std::vector<LinkId>>> trunks(half,
+                                                       std::vector<std::vector<LinkId>>(half));
+  for (int i = 0; i < half; ++i)
+    for (int j = 0; j < half; ++j) trunks[i][j] = trunk_links(i, j);
+  // Depth-first over assignments, keeping the most loaded trunk link at or below `cap`; the
+  // smallest cap that admits an assignment within the budget wins.
+  std::vector<int> load(network.num_links(), 0), partner(half, -1), best;
+  std::vector<char> used(half, 0);
+  for (int cap = 1; cap <= half && best.empty(); ++cap) {
+    std::int64_t budget = 200000;
+    auto search = [&](auto&& self, int i) -> bool {
+      if (i == half) return true;
+      if (--budget < 0) return false;
+      for (int j = 0; j < half; ++j) {
+        if (used[j]) continue;
+        bool fits = true;
+        for (LinkId l : trunks[i][j]) fits = fits && load[l] < cap;
+        if (!fits) continue;
+        for (LinkId l : trunks[i][j]) ++load[l];
+        used[j] = 1;
+        partner[i] = j;
+        if (self(self, i + 1)) return true;
+        used[j] = 0;
+        for (LinkId l : trunks[i][j]) --load[l];
+      }
+      return false;
+    };
+    if (search(search, 0)) best = partner;
+    std::fill(load.begin(), load.end(), 0);
+    std::fill(used.begin(), used.end(), 0);
+  }
+  if (best.empty())
+    for (int i = 0; i < half; ++i) best.push_back(i);
+  return best;
+}
+
+}  // namespace
+
+std::optional<std::pair<int, int>> leaf_relay_shape(std::string_view topology_spec,
+                                                    const std::vector<GeneratorDimension>& dims,
+                                                    int npus) {
+  if (!topology_spec.starts_with("fattree:") || dims.size() != 2) return std::nullopt;
+  const int hosts = dims[0].size, leaves = dims[1].size;
+  // Each host relays leaves - 1 shares and sends single chunks to its group's other hosts
+  // while the other group crosses: that takes leaves - 1 <= hosts / 2 - 1.
+  if (hosts % 2 != 0 || hosts < 4 || leaves < 2 || leaves - 1 > hosts / 2 - 1 ||
+      hosts * leaves != npus)
+    return std::nullopt;
+  return std::make_pair(hosts, leaves);
+}
+
+Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collective,
+                              LinkModel model, int hosts, int leaves) {
+  const CollectiveKind kind = collective.kind();
+  const int k_count = collective.chunks_per_npu();
+  const int half = hosts / 2, remote = leaves - 1, in_group = half - 1;
+  const Topology& network = timing_topology(topology);
+  LogicalSchedule schedule(topology, collective);
+  auto npu = [&](int leaf, int q) { return ((leaf % leaves + leaves) % leaves) * hosts + q; };
+  auto chunk = [&](NpuId owner, int k) { return static_cast<ChunkId>(owner * k_count + k); };
+
+  // One All-Gather, or its time reversal (reduce: every message turned round and run backwards
+  // from `base + span`, partial sums flowing to the owners). Returns the next free step.
+  auto phase = [&](std::int64_t base, bool reduce) {
+    // partners[leaf][offset][group]
+    std::vector<std::vector<std::vector<std::vector<int>>>> partners(
+        leaves, std::vector<std::vector<std::vector<int>>>(leaves));
+    for (int l = 0; l < leaves; ++l)
+      for (int a = 1; a < leaves; ++a)
+        for (int g = 0; g < 2; ++g)
+          partners[l][a].push_back(balanced_partners(network, hosts, leaves, l, a, g, reduce));
+    const std::int64_t singles = 2 * std::int64_t{remote} * k_count;
+    std::int64_t span = 0;
+    struct Message {
+      NpuId from, to;
+      std::int64_t step;
+      std::vector<ChunkId> chunks;
+    };
+    std::vector<Message> messages;
+    for (int l = 0; l < leaves; ++l)
+      for (int q = 0; q < hosts; ++q) {
+        const NpuId me = npu(l, q);
+        const int g = q / half, i = q % half;
+        auto in_group_peer = [&](int r) { return npu(l, g * half + (i + r) % half); };
+        std::int64_t step = 0;
+        // Single-chunk slots: the groups take turns crossing; the other sends its own chunks to
+        // its group, peer r = 1, 2, ... in turn.
+        std::vector<int> own_singles(half, 0);  // per in-group offset r: chunks already sent
+        for (std::int64_t t = 0; t < singles; ++t, ++step) {
+          const auto m = static_cast<int>(t / 2);
+          if (t % 2 == g) {
+            const int a = 1 + m % remote;
+            const NpuId to = npu(l + a, g * half + partners[l][a][g][i]);
+            messages.push_back({me, to, step, {chunk(me, m / remote)}});
+          } else {
+            const int r = 1 + m % in_group;
+            messages.push_back({me, in_group_peer(r), step, {chunk(me, own_singles[r]++)}});
+          }
+        }
+        // The shares this host relays: the group partners that chose it.
+        std::vector<NpuId> relayed;
+        for (int a = 1; a < leaves; ++a) {
+          const int from_leaf = ((l - a) % leaves + leaves) % leaves;
+          for (int j = 0; j < half; ++j)
+            if (partners[from_leaf][a][g][j] == i) relayed.push_back(npu(from_leaf, g * half + j));
+        }
+        // Two-chunk slots, one permutation each: the other group's host (i + r) for r < half,
+        // then this group's host (i + r - half + 1); each peer's list is its own chunks not yet
+        // sent, then the relayed shares; round robin over the peers, so the own chunks (ready
+        // from the start) go first while the last relayed chunks arrive.
+        std::vector<std::pair<NpuId, std::vector<ChunkId>>> lists;
+        for (int r = 0; r < hosts - 1; ++r) {
+          const bool other = r < half;
+          const NpuId to =
+              other ? npu(l, (1 - g) * half + (i + r) % half) : in_group_peer(r - half + 1);
+          std::vector<ChunkId> list;
+          for (int k = other ? 0 : own_singles[r - half + 1]; k < k_count; ++k)
+            list.push_back(chunk(me, k));
+          for (NpuId owner : relayed)
+            for (int k = 0; k < k_count; ++k) list.push_back(chunk(owner, k));
+          lists.emplace_back(to, std::move(list));
+        }
+        for (std::size_t first = 0;; first += 2) {
+          bool any = false;
+          for (const auto& [to, list] : lists) {
+            if (first >= list.size()) continue;
+            any = true;
+            std::vector<ChunkId> chunks(
+                list.begin() + static_cast<std::ptrdiff_t>(first),
+                list.begin() + static_cast<std::ptrdiff_t>(std::min(first + 2, list.size())));
+            messages.push_back({me, to, step++, std::move(chunks)});
+          }
+          if (!any) break;
+        }
+        span = std::max(span, step);
+      }
+    for (const Message& m : messages) {
+      if (reduce)
+        schedule.send(m.to, m.from, base + span - 1 - m.step, m.chunks, /*reduce=*/true);
+      else
+        schedule.send(m.from, m.to, base + m.step, m.chunks);
+    }
+    return base + span;
+  };
+
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      phase(0, false);
+      break;
+    case CollectiveKind::kReduceScatter:
+      phase(0, true);
+      break;
+    case CollectiveKind::kAllReduce:
+      phase(phase(0, true), false);
+      break;
+    default:
+      throw Error("hierarchical is defined for all-gather, reduce-scatter and all-reduce, not " +
+                  to_string(kind));
+  }
+  return schedule.build("hierarchical", model);
+}
+
+}  // namespace tacos::detail
