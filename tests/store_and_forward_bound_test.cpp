@@ -53,17 +53,32 @@ TEST(StoreAndForwardBound, DgxRailLeaves) {
   // dgx-a100:4 All-Gather: each node takes in 48 MiB over its 8 NICs, each rail leaf carries
   // 24 MiB over 4 ports of 25 GB/s (234.375 us each) with 1 us of latency:
   // 234.375 + 2 sqrt(234.375) = 264.993622 us, against the bandwidth bound's 234.375.
+  // What reaches a GPU in the last 0.5 us (2 NVSwitch port latencies) cannot reach the node's
+  // other GPUs in time: it must come in over each of the 8 NICs. So by 0.5 us before the end
+  // the leaves have delivered all but 0.5 us of one NIC's bytes per node (0.0625 us per port):
+  // 0.5 + 234.3125 + 2 sqrt(234.3125) = 265.427039 us.
   const LowerBound a100 = bound(fabric("dgx-a100:4"), CollectiveKind::kAllGather);
   EXPECT_DOUBLE_EQ(a100.lower_bound_us, 234.375);
-  EXPECT_NEAR(a100.store_and_forward_bound_us, 264.993622, 1e-5);
-  // dgx-h100:4: 50 GB/s NICs, 117.1875 us of bytes per port: 117.1875 + 21.650635 us.
+  EXPECT_NEAR(a100.store_and_forward_bound_us, 0.5 + 234.3125 + 2 * std::sqrt(234.3125), 1e-5);
+  EXPECT_NEAR(a100.store_and_forward_bound_us, 265.427039, 1e-5);
+  // dgx-h100:4: 50 GB/s NICs, 117.1875 us of bytes per port: 0.5 + 117.125 + 2 sqrt(117.125)
+  // = 139.269861 us, 1.15010 x the bandwidth bound (121.09375 us): no schedule reaches 1.15
+  // under the tacos link model.
   const LowerBound h100 = bound(fabric("dgx-h100:4"), CollectiveKind::kAllGather);
-  EXPECT_NEAR(h100.store_and_forward_bound_us, 138.838135, 1e-5);
-  EXPECT_GT(h100.store_and_forward_bound_us, h100.lower_bound_us);
+  EXPECT_NEAR(h100.store_and_forward_bound_us, 139.269861, 1e-5);
+  EXPECT_GT(h100.store_and_forward_bound_us, 1.15 * h100.lower_bound_us);
+  EXPECT_NEAR(
+      bound(fabric("dgx-h100:4"), CollectiveKind::kReduceScatter).store_and_forward_bound_us,
+      139.269861, 1e-5);
   // All-Reduce: 2(M - 1) buffers into the nodes (one-way gossip over 4 nodes): 384 MiB over
-  // 32 leaf ports of 50 GB/s, 234.375 us each: the a100 All-Gather's number again.
+  // 32 leaf ports of 50 GB/s, 234.375 us each: 234.375 + 2 sqrt(234.375) (no spreading term:
+  // the gossip counts receptions, not what each GPU needs).
   EXPECT_NEAR(bound(fabric("dgx-h100:4"), CollectiveKind::kAllReduce).store_and_forward_bound_us,
               264.993622, 1e-5);
+  // Single NPUs spread nothing: switch:8 keeps its closed form.
+  EXPECT_NEAR(
+      bound(fabric("switch:8"), CollectiveKind::kAllGather, kSize, 8).store_and_forward_bound_us,
+      1140.520716, 1e-5);
 }
 
 TEST(StoreAndForwardBound, NotWhereItDoesNotHold) {

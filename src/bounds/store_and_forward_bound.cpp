@@ -17,7 +17,9 @@
 // the least T at which those switches together can deliver them. For a DGX pod's rail leaves
 // (dgx-a100:4 All-Gather: 24 MiB through each 4-port leaf at 25 GB/s, 1 us) that is 265.0 us
 // against the bandwidth bound's 234.4 us: with one message per port the out-ports wait for the
-// whole of it, with many they pay a microsecond each.
+// whole of it, with many they pay a microsecond each. Where every member of a group needs every
+// byte that crosses into it, what crosses in the last moments must cross once per member
+// (spreading_time): 265.4 us there.
 //
 // It holds for the tacos link model only (under the astra model a port is busy for the bytes
 // only and many small messages cost nothing), for unicast switches (a multicast switch starts
@@ -26,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -177,6 +180,54 @@ double crossing_bytes(const Collective& c, const std::vector<int>& group_of, boo
   return m < 2 ? 0 : bytes;
 }
 
+// Seconds that a byte reaching one member of its group needs at least to reach another: 0
+// where the argument below does not hold. In All-Gather and Broadcast every member of a group
+// needs every byte that crosses into it (Reduce-Scatter and Reduce: the time reversal, every
+// member's partial must leave), and when every crossing link ends at a member, a byte that first
+// reaches a member later than `spread` before the end must cross once per member. A message
+// from member u to member v holds each link of its path for at least its latency: a direct link
+// between members, or one of u's links out and one of v's links in.
+double spreading_time(const Topology& t, const Collective& c, const std::vector<int>& group_of,
+                      bool egress) {
+  const CollectiveKind kind = c.kind();
+  if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter &&
+      kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce)
+    return 0;
+  const int d = t.devices();
+  std::vector<char> member(d, 0);
+  std::vector<int> members_in(d, 0);
+  for (NpuId m : c.members()) {
+    member[m] = 1;
+    ++members_in[group_of[m]];
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> direct(d, inf), out(d, inf), in(d, inf);
+  for (const Link& l : t.links()) {
+    const double latency = static_cast<double>(l.latency_ps) * 1e-12;
+    const bool src_member = member[l.src] != 0, dst_member = member[l.dst] != 0;
+    const int g = group_of[src_member ? l.src : l.dst];
+    if (src_member && dst_member && group_of[l.src] == group_of[l.dst]) {
+      direct[g] = std::min(direct[g], latency);
+      continue;
+    }
+    if (src_member) out[group_of[l.src]] = std::min(out[group_of[l.src]], latency);
+    if (dst_member) in[group_of[l.dst]] = std::min(in[group_of[l.dst]], latency);
+    // A crossing link must end (start, for egress) at a member, not at a device that could
+    // hand one arrival to several members.
+    const int inside = egress ? l.src : l.dst, outside = egress ? l.dst : l.src;
+    if (group_of[inside] != group_of[outside] && members_in[group_of[inside]] > 0 &&
+        !member[inside])
+      return 0;
+  }
+  double spread = inf;
+  for (int g = 0; g < d; ++g) {
+    if (members_in[g] == 0) continue;
+    if (members_in[g] < 2) return 0;  // a lone member spreads nothing
+    spread = std::min(spread, std::min(direct[g], out[g] + in[g]));
+  }
+  return std::isfinite(spread) ? spread : 0;
+}
+
 // The bound for one grouping: devices joined by links of at least `threshold` GB/s.
 double bound_for_threshold(const Topology& t, const Collective& c, double threshold) {
   const int d = t.devices();
@@ -204,7 +255,24 @@ double bound_for_threshold(const Topology& t, const Collective& c, double thresh
     else
       same->count += 1;
   }
-  return switches.empty() ? 0 : least_time(switches, bytes);
+  if (switches.empty()) return 0;
+  const double plain = least_time(switches, bytes);
+  const double spread = spreading_time(t, c, group_of, egress);
+  if (spread <= 0) return plain;
+  // The bytes that may still cross in the last `spread` seconds: what the boundary links can
+  // carry then, each byte counted once per member that needs it.
+  std::vector<double> boundary(d, 0);
+  std::vector<int> members_in(d, 0);
+  for (NpuId m : c.members()) ++members_in[group_of[m]];
+  for (const Link& l : t.links()) {
+    const int inside = egress ? l.src : l.dst, outside = egress ? l.dst : l.src;
+    if (has_member[group_of[inside]] && group_of[inside] != group_of[outside])
+      boundary[group_of[inside]] += l.bandwidth_gbps * kBytesPerGB;
+  }
+  double late = 0;
+  for (int g = 0; g < d; ++g)
+    if (members_in[g] > 0) late += spread * boundary[g] / members_in[g];
+  return std::max(plain, spread + least_time(switches, std::max(0.0, bytes - late)));
 }
 
 }  // namespace

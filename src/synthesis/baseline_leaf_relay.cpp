@@ -49,8 +49,17 @@ std::vector<int> balanced_partners(const Topology& network, int hosts, int leave
   // smallest cap that admits an assignment within the budget wins.
   std::vector<int> load(network.num_links(), 0), partner(half, -1), best;
   std::vector<char> used(half, 0);
-  for (int cap = 1; cap <= half && best.empty(); ++cap) {
-    std::int64_t budget = 200000;
+  // No cap below half / (first trunk links on offer) can be met: start there.
+  std::vector<LinkId> firsts;
+  for (const auto& row : trunks)
+    for (const auto& route : row)
+      if (!route.empty()) firsts.push_back(route.front());
+  std::sort(firsts.begin(), firsts.end());
+  const auto distinct =
+      static_cast<int>(std::unique(firsts.begin(), firsts.end()) - firsts.begin());
+  for (int cap = std::max(1, (half + distinct - 1) / std::max(1, distinct));
+       cap <= half && best.empty(); ++cap) {
+    std::int64_t budget = 20000;
     auto search = [&](auto&& self, int i) -> bool {
       if (i == half) return true;
       if (--budget < 0) return false;

@@ -49,7 +49,10 @@
 //                root. With one chunk (K = 1 broadcast/reduce) only tree 0 carries data.
 //  hierarchical  BlueConnect-style per dimension of a multi-dimensional generator topology:
 //                Reduce-Scatter along dimension 0, then 1, ...; All-Gather in reverse order;
-//                All-Reduce = both. Within a dimension: a ring for ring/uniring/torus axes, a
+//                All-Reduce = both. On a two-tier fat-tree (fattree:HxLxS, H even, L - 1 <=
+//                H/2 - 1) instead: across the leaves, one host per remote leaf relaying each
+//                share inside its leaf, in lockstep slots (leaf_relay_baseline).
+//                Within a dimension: a ring for ring/uniring/torus axes, a
 //                ring in zig-zag order (0, 2, 4, ..., 5, 3, 1) for mesh/hypercube axes (every
 //                ring edge at most 2 hops), direct exchange for fc/switch dimensions. Needs the
 //                whole topology as the collective and a generator spec of 2+ dimensions > 1.
