@@ -9,8 +9,9 @@
 // last send. What crosses the spines arrives two spine hops later, so leaf-crossing messages
 // are one chunk and messages inside the leaf two: both arrive within one two-chunk slot.
 // Half of each leaf's hosts (a group) cross in a slot while the other half exchange single
-// chunks of their own share among themselves, so a spine port queues half as many messages,
-// and the crossing partner of each host is picked so that the spines share them evenly.
+// chunks among themselves (their own, then relayed ones once those run out), so a spine port
+// queues half as many messages, and the crossing partner of each host is picked so that the
+// spines share them evenly.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,8 @@
 
 namespace tacos::detail {
 namespace {
+
+constexpr std::int64_t kReady = -(std::int64_t{1} << 40);  // own chunks: there from the start
 
 // Per (leaf, leaf offset, group): partner[i] = the index in the group of leaf + offset that host
 // i of the group sends to, balancing the messages of one slot over the switch-to-switch links
@@ -93,11 +96,8 @@ std::optional<std::pair<int, int>> leaf_relay_shape(std::string_view topology_sp
                                                     int npus) {
   if (!topology_spec.starts_with("fattree:") || dims.size() != 2) return std::nullopt;
   const int hosts = dims[0].size, leaves = dims[1].size;
-  // Each host relays leaves - 1 shares and sends single chunks to its group's other hosts
-  // while the other group crosses: that takes leaves - 1 <= hosts / 2 - 1.
-  if (hosts % 2 != 0 || hosts < 4 || leaves < 2 || leaves - 1 > hosts / 2 - 1 ||
-      hosts * leaves != npus)
-    return std::nullopt;
+  // Two equal groups per leaf, each host with someone in its group to send to.
+  if (hosts % 2 != 0 || hosts < 4 || leaves < 2 || hosts * leaves != npus) return std::nullopt;
   return std::make_pair(hosts, leaves);
 }
 
@@ -134,10 +134,36 @@ Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collec
         const NpuId me = npu(l, q);
         const int g = q / half, i = q % half;
         auto in_group_peer = [&](int r) { return npu(l, g * half + (i + r) % half); };
+        // The chunks this host relays (from the group partners that chose it), in the order
+        // they arrive: partner j of leaf l - a crosses its chunk k at its crossing number
+        // k (L - 1) + a - 1, in slot 2 x that + g.
+        struct Relayed {
+          std::int64_t step;
+          ChunkId chunk;
+        };
+        std::vector<Relayed> relayed;
+        for (int a = 1; a < leaves; ++a) {
+          const int from_leaf = ((l - a) % leaves + leaves) % leaves;
+          for (int j = 0; j < half; ++j)
+            if (partners[from_leaf][a][g][j] == i)
+              for (int k = 0; k < k_count; ++k)
+                relayed.push_back({2 * (std::int64_t{k} * remote + a - 1) + g,
+                                   chunk(npu(from_leaf, g * half + j), k)});
+        }
+        std::stable_sort(relayed.begin(), relayed.end(),
+                         [](const Relayed& x, const Relayed& y) { return x.step < y.step; });
+        // Per in-group offset r: what that peer still gets from this host, own chunks first.
+        std::vector<std::vector<Relayed>> owed(half);
+        for (int r = 1; r < half; ++r) {
+          for (int k = 0; k < k_count; ++k) owed[r].push_back({kReady, chunk(me, k)});
+          owed[r].insert(owed[r].end(), relayed.begin(), relayed.end());
+        }
+        std::vector<std::size_t> sent(half, 0);
         std::int64_t step = 0;
-        // Single-chunk slots: the groups take turns crossing; the other sends its own chunks to
-        // its group, peer r = 1, 2, ... in turn.
-        std::vector<int> own_singles(half, 0);  // per in-group offset r: chunks already sent
+        // Single-chunk slots: the groups take turns crossing; the other sends single chunks to
+        // its group, peer r = 1, 2, ... in turn: its own, then relayed ones sent to it in an
+        // earlier slot (there is always one: one arrives every other slot, and a peer's turn
+        // comes at most every other slot, after the K own chunks).
         for (std::int64_t t = 0; t < singles; ++t, ++step) {
           const auto m = static_cast<int>(t / 2);
           if (t % 2 == g) {
@@ -146,31 +172,31 @@ Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collec
             messages.push_back({me, to, step, {chunk(me, m / remote)}});
           } else {
             const int r = 1 + m % in_group;
-            messages.push_back({me, in_group_peer(r), step, {chunk(me, own_singles[r]++)}});
+            const Relayed& next = owed[r][sent[r]++];
+            if (next.step >= step)
+              throw Error("hierarchical (leaf relay): internal: relayed chunk not yet there");
+            messages.push_back({me, in_group_peer(r), step, {next.chunk}});
           }
         }
-        // The shares this host relays: the group partners that chose it.
-        std::vector<NpuId> relayed;
-        for (int a = 1; a < leaves; ++a) {
-          const int from_leaf = ((l - a) % leaves + leaves) % leaves;
-          for (int j = 0; j < half; ++j)
-            if (partners[from_leaf][a][g][j] == i) relayed.push_back(npu(from_leaf, g * half + j));
-        }
         // Two-chunk slots, one permutation each: the other group's host (i + r) for r < half,
-        // then this group's host (i + r - half + 1); each peer's list is its own chunks not yet
-        // sent, then the relayed shares; round robin over the peers, so the own chunks (ready
-        // from the start) go first while the last relayed chunks arrive.
+        // then this group's host (i + r - half + 1); each peer's list is what it is still owed
+        // (own chunks, then relayed ones as they arrived); round robin over the peers, so the
+        // own chunks (ready from the start) go first while the last relayed chunks arrive.
         std::vector<std::pair<NpuId, std::vector<ChunkId>>> lists;
         for (int r = 0; r < hosts - 1; ++r) {
           const bool other = r < half;
-          const NpuId to =
-              other ? npu(l, (1 - g) * half + (i + r) % half) : in_group_peer(r - half + 1);
           std::vector<ChunkId> list;
-          for (int k = other ? 0 : own_singles[r - half + 1]; k < k_count; ++k)
-            list.push_back(chunk(me, k));
-          for (NpuId owner : relayed)
-            for (int k = 0; k < k_count; ++k) list.push_back(chunk(owner, k));
-          lists.emplace_back(to, std::move(list));
+          if (other) {
+            for (int k = 0; k < k_count; ++k) list.push_back(chunk(me, k));
+            for (const Relayed& x : relayed) list.push_back(x.chunk);
+          } else {
+            const int offset = r - half + 1;
+            for (std::size_t x = sent[offset]; x < owed[offset].size(); ++x)
+              list.push_back(owed[offset][x].chunk);
+          }
+          lists.emplace_back(
+              other ? npu(l, (1 - g) * half + (i + r) % half) : in_group_peer(r - half + 1),
+              std::move(list));
         }
         for (std::size_t first = 0;; first += 2) {
           bool any = false;

@@ -49,9 +49,9 @@
 //                root. With one chunk (K = 1 broadcast/reduce) only tree 0 carries data.
 //  hierarchical  BlueConnect-style per dimension of a multi-dimensional generator topology:
 //                Reduce-Scatter along dimension 0, then 1, ...; All-Gather in reverse order;
-//                All-Reduce = both. On a two-tier fat-tree (fattree:HxLxS, H even, L - 1 <=
-//                H/2 - 1) instead: across the leaves, one host per remote leaf relaying each
-//                share inside its leaf, in lockstep slots (leaf_relay_baseline).
+//                All-Reduce = both. On a two-tier fat-tree (fattree:HxLxS, H even, H >= 4)
+//                instead: across the leaves, one host per remote leaf relaying each share
+//                inside its leaf, in lockstep slots (leaf_relay_baseline).
 //                Within a dimension: a ring for ring/uniring/torus axes, a
 //                ring in zig-zag order (0, 2, 4, ..., 5, 3, 1) for mesh/hypercube axes (every
 //                ring edge at most 2 hops), direct exchange for fc/switch dimensions. Needs the
@@ -194,8 +194,8 @@ Algorithm rhd_baseline(const Topology& topology, const Collective& collective, L
 Algorithm dbt_baseline(const Topology& topology, const Collective& collective, LinkModel model);
 Algorithm hierarchical_baseline(const Topology& topology, const Collective& collective,
                                 LinkModel model, const std::vector<GeneratorDimension>& dims);
-// Hierarchical on a two-tier fat-tree (fattree:HxLxS, H even, 4 <= H, L - 1 <= H/2 - 1, every
-// NPU in the collective): (H, L), else nullopt (the generic hierarchical runs).
+// Hierarchical on a two-tier fat-tree (fattree:HxLxS, H even, 4 <= H, every NPU in the
+// collective): (H, L), else nullopt (the generic hierarchical runs).
 std::optional<std::pair<int, int>> leaf_relay_shape(std::string_view topology_spec,
                                                     const std::vector<GeneratorDimension>& dims,
                                                     int npus);
