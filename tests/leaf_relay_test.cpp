@@ -124,12 +124,9 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(1, 3, 4),
                        ::testing::Values(LinkModel::kTacos, LinkModel::kAstra)),
     [](const auto& info) {
-      std::string name = std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param)) + "_K" +
-                         std::to_string(std::get<2>(info.param)) + "_" +
-                         to_string(std::get<3>(info.param));
-      for (char& c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return name;
+      return tacos_test::test_name(
+          std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param)) + "_K" +
+          std::to_string(std::get<2>(info.param)) + "_" + to_string(std::get<3>(info.param)));
     });
 
 // The cell: a two-tier fat-tree of 32 NPUs, 64 MiB, auto K, 8 trials, within 1.05 x
