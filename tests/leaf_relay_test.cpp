@@ -20,11 +20,24 @@ namespace {
 // One message of `bytes` through a 50 GB/s, 0.5 us host port.
 Time host_port(Bytes bytes) { return 500'000 + serialization_time(bytes, 50.0); }
 
+Topology fat_tree(const std::string& spec, const std::string& bandwidth) {
+  return generate_topology(spec, parse_link_params(bandwidth, "0.5us"));
+}
+
 Algorithm leaf_relay(const std::string& spec, const std::string& bandwidth, CollectiveKind kind,
                      Bytes size, int k, LinkModel model) {
-  const Topology t = generate_topology(spec, parse_link_params(bandwidth, "0.5us"));
+  const Topology t = fat_tree(spec, bandwidth);
   return synthesize_baseline(Baseline::kHierarchical, t, Collective::make(kind, t.npus(), size, k),
                              model, spec);
+}
+
+// A tacos-model All-Gather of 64 MiB on `spec`, checked by the verifier.
+Algorithm verified_all_gather(const std::string& spec, const std::string& bandwidth, int k) {
+  const Algorithm a =
+      leaf_relay(spec, bandwidth, CollectiveKind::kAllGather, 64 << 20, k, LinkModel::kTacos);
+  const VerifyResult v = verify_algorithm(a, fat_tree(spec, bandwidth), LinkModel::kTacos);
+  EXPECT_TRUE(v.ok) << spec << ": " << v.error;
+  return a;
 }
 
 TEST(LeafRelay, AllGatherOnAFatTreeByHand) {
@@ -34,11 +47,8 @@ TEST(LeafRelay, AllGatherOnAFatTreeByHand) {
   // 7 peers), never idle; every down-port runs one two-chunk message behind. A crossing arrives
   // after 2 spine hops of 2.94 us, within that one message, and the partners are chosen so that
   // 2 crossings share a spine port per slot.
-  const Algorithm a = leaf_relay("fattree:8x4x2", "50,200", CollectiveKind::kAllGather, 64 << 20, 4,
-                                 LinkModel::kTacos);
-  const Topology t = generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
-  const VerifyResult v = verify_algorithm(a, t, LinkModel::kTacos);
-  ASSERT_TRUE(v.ok) << v.error;
+  const Algorithm a = verified_all_gather("fattree:8x4x2", "50,200", 4);
+  const Topology t = fat_tree("fattree:8x4x2", "50,200");
   EXPECT_EQ(a.collective_time, 24 * host_port(512 << 10) + 51 * host_port(1 << 20));
   EXPECT_EQ(a.collective_time, 1'267'968'750);
   EXPECT_EQ(a.transfers().size(), 32u * 74u);
@@ -58,11 +68,7 @@ TEST(LeafRelay, MoreLeavesThanGroupPeers) {
   // of 5.38 us) arrives 21.03 us after its send starts, later than a two-chunk message inside
   // the leaf, so the down-ports run that far behind: 1290.5 us, 1.049 x the bound (tacos's
   // greedy: 1.093).
-  const Algorithm a = leaf_relay("fattree:8x8x4", "50,100", CollectiveKind::kAllGather, 64 << 20, 2,
-                                 LinkModel::kTacos);
-  const Topology t = generate_topology("fattree:8x8x4", parse_link_params("50,100", "0.5us"));
-  const VerifyResult v = verify_algorithm(a, t, LinkModel::kTacos);
-  ASSERT_TRUE(v.ok) << v.error;
+  const Algorithm a = verified_all_gather("fattree:8x8x4", "50,100", 2);
   const Time spine_hop = 500'000 + serialization_time(512 << 10, 100.0);
   EXPECT_EQ(a.collective_time, 30 * host_port(512 << 10) + 48 * host_port(1 << 20) +
                                    host_port(512 << 10) + 2 * spine_hop);
@@ -95,7 +101,7 @@ TEST(LeafRelay, OnlyWhereItsSlotsFit) {
   // Where it does not apply the generic hierarchical still runs.
   const Algorithm a = leaf_relay("fattree:5x2x2", "50,200", CollectiveKind::kAllGather, 1 << 20, 2,
                                  LinkModel::kTacos);
-  const Topology t = generate_topology("fattree:5x2x2", parse_link_params("50,200", "0.5us"));
+  const Topology t = fat_tree("fattree:5x2x2", "50,200");
   EXPECT_TRUE(verify_algorithm(a, t, LinkModel::kTacos).ok);
 }
 
@@ -105,7 +111,7 @@ class LeafRelayProperties : public ::testing::TestWithParam<Case> {};
 TEST_P(LeafRelayProperties, VerifiedAndReplayedExactly) {
   const auto& [spec, kind, k, model] = GetParam();
   for (const std::string bandwidth : {"50,200", "50,100", "50"}) {
-    const Topology t = generate_topology(spec, parse_link_params(bandwidth, "0.5us"));
+    const Topology t = fat_tree(spec, bandwidth);
     const Algorithm a = leaf_relay(spec, bandwidth, kind, 3 << 20, k, model);
     const VerifyResult v = verify_algorithm(a, t, model);
     ASSERT_TRUE(v.ok) << bandwidth << ": " << v.error;

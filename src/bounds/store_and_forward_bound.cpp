@@ -187,19 +187,16 @@ double crossing_bytes(const Collective& c, const std::vector<int>& group_of, boo
 // reaches a member later than `spread` before the end must cross once per member. A message
 // from member u to member v holds each link of its path for at least its latency: a direct link
 // between members, or one of u's links out and one of v's links in.
+// `members_in`: per group, its members of the collective.
 double spreading_time(const Topology& t, const Collective& c, const std::vector<int>& group_of,
-                      bool egress) {
+                      const std::vector<int>& members_in, bool egress) {
   const CollectiveKind kind = c.kind();
   if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter &&
       kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce)
     return 0;
   const int d = t.devices();
   std::vector<char> member(d, 0);
-  std::vector<int> members_in(d, 0);
-  for (NpuId m : c.members()) {
-    member[m] = 1;
-    ++members_in[group_of[m]];
-  }
+  for (NpuId m : c.members()) member[m] = 1;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> direct(d, inf), out(d, inf), in(d, inf);
   for (const Link& l : t.links()) {
@@ -235,16 +232,18 @@ double bound_for_threshold(const Topology& t, const Collective& c, double thresh
   bool egress = false;
   const double bytes = crossing_bytes(c, group_of, egress);
   if (bytes <= 0) return 0;
-  std::vector<char> has_member(d, 0);
-  for (NpuId m : c.members()) has_member[group_of[m]] = 1;
+  std::vector<int> members_in(d, 0);
+  for (NpuId m : c.members()) ++members_in[group_of[m]];
   // Every link across a member group's boundary, in the direction that counts, must come from
   // (go to) a uniform unicast switch outside the group. Switches alike are one class with a
   // count: the search then costs the same for a pod of 32 rail leaves as for one switch.
   std::vector<char> seen(d, 0);
   std::vector<UniformSwitch> switches;
+  std::vector<double> boundary(d, 0);  // per group: bytes per second across its boundary
   for (const Link& l : t.links()) {
     const int inside = egress ? l.src : l.dst, outside = egress ? l.dst : l.src;
-    if (!has_member[group_of[inside]] || group_of[inside] == group_of[outside]) continue;
+    if (members_in[group_of[inside]] == 0 || group_of[inside] == group_of[outside]) continue;
+    boundary[group_of[inside]] += l.bandwidth_gbps * kBytesPerGB;
     if (seen[outside]) continue;
     seen[outside] = 1;
     const std::optional<UniformSwitch> s = uniform_switch(t, outside);
@@ -257,18 +256,10 @@ double bound_for_threshold(const Topology& t, const Collective& c, double thresh
   }
   if (switches.empty()) return 0;
   const double plain = least_time(switches, bytes);
-  const double spread = spreading_time(t, c, group_of, egress);
+  const double spread = spreading_time(t, c, group_of, members_in, egress);
   if (spread <= 0) return plain;
   // The bytes that may still cross in the last `spread` seconds: what the boundary links can
   // carry then, each byte counted once per member that needs it.
-  std::vector<double> boundary(d, 0);
-  std::vector<int> members_in(d, 0);
-  for (NpuId m : c.members()) ++members_in[group_of[m]];
-  for (const Link& l : t.links()) {
-    const int inside = egress ? l.src : l.dst, outside = egress ? l.dst : l.src;
-    if (has_member[group_of[inside]] && group_of[inside] != group_of[outside])
-      boundary[group_of[inside]] += l.bandwidth_gbps * kBytesPerGB;
-  }
   double late = 0;
   for (int g = 0; g < d; ++g)
     if (members_in[g] > 0) late += spread * boundary[g] / members_in[g];

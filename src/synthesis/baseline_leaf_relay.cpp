@@ -25,8 +25,6 @@
 namespace tacos::detail {
 namespace {
 
-constexpr std::int64_t kReady = -(std::int64_t{1} << 40);  // own chunks: there from the start
-
 // Per (leaf, leaf offset, group): partner[i] = the index in the group of leaf + offset that host
 // i of the group sends to, balancing the messages of one slot over the switch-to-switch links
 // their routes take (`reversed`: the routes of the time-reversed messages).
@@ -152,12 +150,13 @@ Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collec
         }
         std::stable_sort(relayed.begin(), relayed.end(),
                          [](const Relayed& x, const Relayed& y) { return x.step < y.step; });
-        // Per in-group offset r: what that peer still gets from this host, own chunks first.
-        std::vector<std::vector<Relayed>> owed(half);
-        for (int r = 1; r < half; ++r) {
-          for (int k = 0; k < k_count; ++k) owed[r].push_back({kReady, chunk(me, k)});
-          owed[r].insert(owed[r].end(), relayed.begin(), relayed.end());
-        }
+        // What each in-group peer gets from this host, in order: item x < K is own chunk x,
+        // the rest the relayed chunks as they arrive. sent[r]: items peer r has had.
+        const auto owed = static_cast<std::size_t>(k_count) + relayed.size();
+        auto owed_chunk = [&](std::size_t x) {
+          return x < static_cast<std::size_t>(k_count) ? chunk(me, static_cast<int>(x))
+                                                       : relayed[x - k_count].chunk;
+        };
         std::vector<std::size_t> sent(half, 0);
         std::int64_t step = 0;
         // Single-chunk slots: the groups take turns crossing; the other sends single chunks to
@@ -172,10 +171,10 @@ Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collec
             messages.push_back({me, to, step, {chunk(me, m / remote)}});
           } else {
             const int r = 1 + m % in_group;
-            const Relayed& next = owed[r][sent[r]++];
-            if (next.step >= step)
+            const std::size_t x = sent[r]++;
+            if (x >= static_cast<std::size_t>(k_count) && relayed[x - k_count].step >= step)
               throw Error("hierarchical (leaf relay): internal: relayed chunk not yet there");
-            messages.push_back({me, in_group_peer(r), step, {next.chunk}});
+            messages.push_back({me, in_group_peer(r), step, {owed_chunk(x)}});
           }
         }
         // Two-chunk slots, one permutation each: the other group's host (i + r) for r < half,
@@ -190,9 +189,7 @@ Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collec
             for (int k = 0; k < k_count; ++k) list.push_back(chunk(me, k));
             for (const Relayed& x : relayed) list.push_back(x.chunk);
           } else {
-            const int offset = r - half + 1;
-            for (std::size_t x = sent[offset]; x < owed[offset].size(); ++x)
-              list.push_back(owed[offset][x].chunk);
+            for (std::size_t x = sent[r - half + 1]; x < owed; ++x) list.push_back(owed_chunk(x));
           }
           lists.emplace_back(
               other ? npu(l, (1 - g) * half + (i + r) % half) : in_group_peer(r - half + 1),
