@@ -200,7 +200,8 @@ py::object write_formats(const NativeResult& r, const std::string& dir,
     const Algorithm& a = r.outcome.run.result.algorithm;
     if (r.job.time_only)
       throw Error("--out cannot be combined with --time-only (no transfers are kept)");
-    cli::write_algorithm_outputs(a, *r.full, r.job.topology.topology, dir, formats);
+    cli::write_algorithm_outputs(a, *r.full, r.job.topology.topology, dir, formats, {},
+                                 &r.outcome.network);
     astra = cli::astra_sim_expectation(a, *r.full, r.job.topology.topology, dir, formats);
   }
   return to_python(astra);

@@ -13,12 +13,18 @@
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/chakra.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
 
+std::string msccl_file(const Algorithm& algorithm) {
+  return "msccl/tacos_" + to_string(algorithm.collective().kind()) + ".xml";
+}
+
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
                              const std::string& topology_spec, const std::string& out_dir,
-                             const std::string& formats, const MscclWriteOptions& msccl) {
+                             const std::string& formats, const MscclWriteOptions& msccl,
+                             const Topology* network) {
   namespace fs = std::filesystem;
   const fs::path target = fs::path(out_dir).lexically_normal();
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -49,7 +55,8 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
       } else if (format == "msccl") {
         fs::create_directories(staging / "msccl");
         const std::string name = "tacos_" + to_string(algorithm.collective().kind());
-        write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name, msccl);
+        write_msccl_xml(algorithm, network != nullptr ? *network : full,
+                        (staging / msccl_file(algorithm)).string(), name, msccl);
         produced.push_back("msccl");
       } else {
         throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
@@ -84,6 +91,42 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
     fs::remove_all(staging, ignored);
     throw;
   }
+}
+
+nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
+                                    const std::string& out_dir, const std::string& formats) {
+  if (out_dir.empty()) return nullptr;
+  const auto listed = split_list(formats);
+  if (std::find(listed.begin(), listed.end(), "msccl") == listed.end()) return nullptr;
+  const std::string path = (std::filesystem::path(out_dir) / msccl_file(algorithm)).string();
+  // Timed as `tacos simulate` times the file.
+  const Algorithm read = read_msccl_xml(path, network, algorithm.link_model, std::nullopt);
+  const Time replay = simulate(read, network, algorithm.link_model).collective_time;
+  nlohmann::ordered_json info;
+  info["file"] = path;
+  info["replay_time_us"] = to_micros(replay);
+  info["matches_reported"] = replay == algorithm.collective_time;
+  if (replay == algorithm.collective_time) {
+    info["note"] = nullptr;
+    return info;
+  }
+  std::vector<std::string> why;
+  if (algorithm.has_multicast())
+    why.push_back(
+        "MSCCL has no multicast: each copy of a multicast message is its own send over the "
+        "sender's port");
+  bool split = false;
+  for (const Transfer& t : algorithm.transfers()) split = split || t.num_chunks > 71;
+  if (split)
+    why.push_back(
+        "a message of more than 71 chunks is split into several (MSCCL's cnt < 72), each paying "
+        "the link latency");
+  if (why.empty()) why.push_back("the MSCCL execution orders its messages differently");
+  std::string note = path + " replays to " + format_micros(replay) + " us, not the " +
+                     format_micros(algorithm.collective_time) + " us above: ";
+  for (std::size_t k = 0; k < why.size(); ++k) note += (k ? "; " : "") + why[k];
+  info["note"] = note;
+  return info;
 }
 
 // ASTRA-sim's congestion-aware backend runs 1-D networks with the ET semantics tacos simulates

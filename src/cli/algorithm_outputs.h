@@ -15,10 +15,20 @@ namespace tacos::cli {
 // leaves no partial output. The target then holds exactly this run's formats: earlier tacos
 // outputs (algorithm.json, chakra/, astra/, msccl/) are replaced or removed; anything else in it
 // is left alone. `topology_spec` is the --topology text (the ASTRA-sim files name it); `msccl`
-// shapes the MSCCL file (--msccl-max-steps, --msccl-protocol).
+// shapes the MSCCL file (--msccl-max-steps, --msccl-protocol); `network` is what the algorithm
+// runs on (switches unwound under --switch-model unwind; null: `full`), whose shared switch
+// ports the MSCCL file keeps in the schedule's order.
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
                              const std::string& topology_spec, const std::string& out_dir,
-                             const std::string& formats, const MscclWriteOptions& msccl = {});
+                             const std::string& formats, const MscclWriteOptions& msccl = {},
+                             const Topology* network = nullptr);
+
+// What the MSCCL file written by write_algorithm_outputs replays to on `network` under the
+// algorithm's link model, as `tacos simulate` times it (the `msccl` object of --json): null
+// unless `formats` included msccl. `matches_reported` says whether that is the algorithm's
+// time; when not, `note` says why in one line (MSCCL cannot express the schedule exactly).
+nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
+                                    const std::string& out_dir, const std::string& formats);
 
 // What ASTRA-sim will make of the bundle written by write_algorithm_outputs (the `astra_sim`
 // object of --json): null unless `formats` included chakra.

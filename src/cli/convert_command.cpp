@@ -42,8 +42,8 @@ struct ConvertCommand {
         write_algorithm_json(*loaded.algorithm, out);
         break;
       case AlgorithmFormat::kMsccl:
-        write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string(),
-                        msccl_options);
+        write_msccl_xml(*loaded.algorithm, loaded.network, out,
+                        std::filesystem::path(out).stem().string(), msccl_options);
         break;
       case AlgorithmFormat::kChakra:
         write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);

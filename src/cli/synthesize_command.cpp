@@ -26,6 +26,8 @@ struct SynthesizeCommand {
     job.progress = [&progress](double f) { progress.update(f); };
     job.progress_done = [&progress] { progress.finish(); };
     const SynthesizeOutcome outcome = run_synthesize(job, full);
+    if (!outcome.msccl.is_null() && outcome.msccl["note"].is_string())
+      std::fprintf(stderr, "note: %s\n", outcome.msccl["note"].get<std::string>().c_str());
     if (json) {
       std::cout << synthesize_json(job, full, outcome).dump(2) << std::endl;
       return;

@@ -34,6 +34,7 @@ struct SynthesizeOutcome {
   SynthesisOptions options;
   Report report;
   nlohmann::ordered_json astra;  // the --json `astra_sim` object, null without a Chakra bundle
+  nlohmann::ordered_json msccl;  // the --json `msccl` object, null without an MSCCL file
 };
 
 // Validates the job against `full` (the loaded --topology), synthesizes, verifies, writes
