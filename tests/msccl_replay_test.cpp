@@ -99,6 +99,34 @@ TEST(MscclReplayCli, RootOfASubsetIsNotMistakenForARank) {
   tacos_test::fs::remove_all(dir);
 }
 
+// MSCCL's cnt < 72 splits a message of 80 chunks in two, each paying the latency: the file
+// cannot take the schedule's time, and convert says what it takes instead.
+TEST(MscclReplayCli, ConvertSaysWhatAFileThatCannotKeepTheTimeTakes) {
+  const auto dir = scratch_dir("msccl_replay_split");
+  const Topology topology = generate_topology("ring:2", LinkParams{});
+  Algorithm a(Collective::make(CollectiveKind::kAllGather, 2, Bytes{160} << 10, 80));
+  std::vector<ChunkId> first, second;
+  for (ChunkId c = 0; c < 80; ++c) {
+    first.push_back(c);
+    second.push_back(80 + c);
+  }
+  a.add_transfer(0, 1, 0, 0, first);
+  a.add_transfer(1, 0, 0, 0, second);
+  const Algorithm timed = with_simulated_times(a, simulate(a, topology, LinkModel::kTacos));
+  write_algorithm_json(timed, (dir / "split.json").string());
+  const auto converted = run_tacos_in(dir, "convert --topology ring:2 split.json split.xml");
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  const auto replay = run_tacos_in(dir, "simulate --topology ring:2 --algorithm split.xml");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const std::string replay_time = printed_time(replay.out);
+  EXPECT_NE(replay_time, format_micros(timed.collective_time));
+  EXPECT_EQ(converted.err, "note: split.xml replays to " + replay_time +
+                               " us, not the schedule's " + format_micros(timed.collective_time) +
+                               " us: a message of more than 71 chunks is split into several "
+                               "(MSCCL's cnt < 72), each paying the link latency\n");
+  tacos_test::fs::remove_all(dir);
+}
+
 // ---- property: every collective, fabric, link model and K ---------------------------------
 
 // Writes `algorithm` as MSCCL for `topology`, replays it, converts the replay to JSON and
@@ -160,7 +188,7 @@ TEST_P(MscclReplayProperty, WrittenFilesReplayToTheScheduleTime) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabrics, MscclReplayProperty,
+INSTANTIATE_TEST_SUITE_P(MscclFabrics, MscclReplayProperty,
                          ::testing::Values("switch:4", "switch:8", "dgx-a100:1", "dgx-a100:2",
                                            "fattree:2x1x1", "fattree:4x2x2", "ring:5",
                                            "torus2d:3x3"),

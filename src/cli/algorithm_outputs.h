@@ -29,6 +29,10 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
 // time; when not, `note` says why in one line (MSCCL cannot express the schedule exactly).
 nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
                                     const std::string& out_dir, const std::string& formats);
+// The same for the MSCCL file at `path`, written from `algorithm`, against the `expected` time
+// (tacos convert: what the input simulates to).
+nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
+                                    const std::string& path, Time expected);
 
 // What ASTRA-sim will make of the bundle written by write_algorithm_outputs (the `astra_sim`
 // object of --json): null unless `formats` included chakra.

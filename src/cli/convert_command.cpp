@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "algorithm_files.h"
+#include "algorithm_outputs.h"
 #include "commands.h"
 #include "common_options.h"
 #include "msccl_options.h"
@@ -11,6 +12,7 @@
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
 namespace {
@@ -44,6 +46,12 @@ struct ConvertCommand {
       case AlgorithmFormat::kMsccl:
         write_msccl_xml(*loaded.algorithm, loaded.network, out,
                         std::filesystem::path(out).stem().string(), msccl_options);
+        if (const auto replay = msccl_replay(
+                *loaded.algorithm, loaded.network, out,
+                simulate(*loaded.algorithm, loaded.network, loaded.algorithm->link_model)
+                    .collective_time);
+            replay["note"].is_string())
+          std::fprintf(stderr, "note: %s\n", replay["note"].get<std::string>().c_str());
         break;
       case AlgorithmFormat::kChakra:
         write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);
