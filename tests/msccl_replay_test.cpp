@@ -4,6 +4,7 @@
 // issue run through the command line; the property test uses the library directly.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,32 @@ TEST(MscclReplayCli, ConvertSaysWhatAFileThatCannotKeepTheTimeTakes) {
                                " us, not the schedule's " + format_micros(timed.collective_time) +
                                " us: a message of more than 71 chunks is split into several "
                                "(MSCCL's cnt < 72), each paying the link latency\n");
+  tacos_test::fs::remove_all(dir);
+}
+
+// Keeping every port's order would name more than 128 thread blocks of a GPU in dependencies
+// (the executor's int8): the file leaves the order to the executor, and synthesize says what it
+// takes then, the time `simulate` gives the file.
+TEST(MscclReplayCli, FileWithoutThePortOrderIsNotedWithItsTime) {
+  const auto dir = scratch_dir("msccl_replay_port_order");
+  const std::string topology = "--topology dgx-a100:2";
+  const auto made =
+      run_tacos_in(dir, "synthesize " + topology +
+                            " --collective all-to-all --chunks-per-npu 128 --size 16MiB --json "
+                            "--out out --format msccl");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto report = nlohmann::json::parse(made.out);
+  const auto& msccl = report["msccl"];
+  EXPECT_FALSE(msccl["matches_reported"].get<bool>());
+  EXPECT_NE(msccl["note"].get<std::string>().find("int8"), std::string::npos) << msccl.dump();
+  EXPECT_EQ(made.err, "note: " + msccl["note"].get<std::string>() + "\n");
+  EXPECT_NE(
+      tacos_test::read_file(dir / "out/msccl/tacos_all-to-all.xml").find(" tacos_port_order=\"0\""),
+      std::string::npos);
+  const auto replay = run_tacos_in(
+      dir, "simulate " + topology + " --json --algorithm out/msccl/tacos_all-to-all.xml");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_EQ(nlohmann::json::parse(replay.out)["collective_time_us"], msccl["replay_time_us"]);
   tacos_test::fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -127,6 +128,15 @@ nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& 
     why.push_back(
         "a message of more than 71 chunks is split into several (MSCCL's cnt < 72), each paying "
         "the link latency");
+  // The writer marks a file whose ports' order it had to leave to the executor.
+  std::ifstream in(path);
+  std::string root;
+  std::getline(in, root, '>');
+  if (root.find(" tacos_port_order=\"0\"") != std::string::npos)
+    why.push_back(
+        "keeping each switch port's message order would make steps wait on more than 128 thread "
+        "blocks of a GPU (the executor keeps that id in an int8), so the file leaves the order "
+        "to the executor");
   if (why.empty()) why.push_back("the MSCCL execution orders its messages differently");
   std::string note = path + " replays to " + format_micros(replay) + " us, not the schedule's " +
                      format_micros(expected) + " us: ";

@@ -30,6 +30,11 @@
 //    in-place call, waits for every earlier reader of the input (write-after-read);
 //  - multi-chunk messages whose slots are not contiguous receive into scratch and fix up with
 //    `re` (reduce) and `cpy` steps in the same thread block.
+//  - given the topology, messages from one GPU to different peers that share its first link (a
+//    switch port) keep the schedule's order there: a send whose data is ready no later than the
+//    start of the port's previous message waits for that send (a send completes as its message
+//    starts), which a replay would otherwise let overtake it. Dropped (and the root marked
+//    tacos_port_order="0") when the waits would name more than 128 thread blocks of a GPU.
 // Dependencies point from later to earlier times, so the file cannot deadlock.
 //
 // Thread blocks: one per (link, direction, channel): the sender's has send=peer recv=-1 and the
@@ -166,9 +171,10 @@ class Writer {
  public:
   // `both_calls`: write All-Reduce and Reduce for in-place and out-of-place calls.
   Writer(const Algorithm& algorithm, const Topology* topology, const std::string& name,
-         const MscclWriteOptions& options, bool both_calls)
+         const MscclWriteOptions& options, bool both_calls, bool port_order)
       : algorithm_(algorithm),
         topology_(topology),
+        port_order_(topology != nullptr && port_order),
         collective_(algorithm.collective()),
         name_(name),
         n_(collective_.num_members()),
@@ -364,7 +370,7 @@ class Writer {
   // message starts waits for that send (a send step completes as its message starts); one whose
   // data comes later cannot overtake it and needs no dependency.
   void keep_port_order(const Transfer& t, const Message& message) {
-    if (topology_ == nullptr) return;
+    if (!port_order_) return;
     const LinkId port = topology_->switch_routes().route(t.src, t.dst)[0];
     auto [it, inserted] = port_last_.try_emplace(port, std::pair<int, Time>{-1, 0});
     if (!inserted && message.ready <= it->second.second)
@@ -822,6 +828,8 @@ class Writer {
     if (has_root(kind)) put_attr(out, "tacos_root", collective_.root());
     put_attr(out, "tacos_synthesizer", algorithm_.synthesizer);
     put_attr(out, "tacos_seed", std::to_string(algorithm_.seed));
+    // Readers (tacos synthesize's note) learn that the ports' order was left to the executor.
+    if (topology_ != nullptr && !port_order_) put_attr(out, "tacos_port_order", 0);
     out += ">\n";
     for (int gpu = 0; gpu < n_; ++gpu) {
       out += "  <gpu";
@@ -879,6 +887,7 @@ class Writer {
 
   const Algorithm& algorithm_;
   const Topology* topology_;  // null: every NPU pair has a link of its own
+  bool port_order_;           // sends keep the schedule's order on each shared first link
   const Collective& collective_;
   std::string name_;
   int n_;
@@ -933,13 +942,19 @@ namespace {
 
 std::string to_xml(const Algorithm& algorithm, const Topology* topology, const std::string& name,
                    const MscclWriteOptions& options) {
-  try {
-    return Writer(algorithm, topology, name, options, /*both_calls=*/true).run();
-  } catch (const TooManyNamedThreadBlocks&) {
-    // The in-place call's write-after-read dependencies name the send thread blocks too; out
-    // of place only, they are not needed (e.g. All-Reduce on fc:72: 142 named, then 71).
-    return Writer(algorithm, topology, name, options, /*both_calls=*/false).run();
-  }
+  // The in-place call's write-after-read dependencies name the send thread blocks too; out of
+  // place only, they are not needed (e.g. All-Reduce on fc:72: 142 named, then 71). The ports'
+  // order names send thread blocks as well (All-to-All at K = 128 on dgx-a100:2: 153); without
+  // it the file is still right, only slower than the schedule.
+  for (const bool port_order : {true, false})
+    for (const bool both_calls : {true, false}) {
+      try {
+        return Writer(algorithm, topology, name, options, both_calls, port_order).run();
+      } catch (const TooManyNamedThreadBlocks&) {
+        if (!port_order && !both_calls) throw;
+      }
+    }
+  return {};
 }
 
 void write_xml(const Algorithm& algorithm, const Topology* topology, const std::string& path,

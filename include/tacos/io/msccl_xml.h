@@ -64,8 +64,10 @@ struct MscclWriteOptions {
 // With the `topology` the algorithm runs on, messages from one GPU to different peers that share
 // its first link (a switch port) also keep the schedule's order on that link: a send whose data
 // is ready before the previous message on the port starts waits for that send, so that the file
-// replays (read_msccl_xml on the same topology) to the schedule's times. Without it every NPU
-// pair is taken to have a link of its own.
+// replays (read_msccl_xml on the same topology) to the schedule's times. Should those waits name
+// more than 128 thread blocks of a GPU, the file is written without them (root attribute
+// tacos_port_order="0": the executor then orders each port) and may take another time. Without
+// a topology every NPU pair is taken to have a link of its own.
 void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name,
                      const MscclWriteOptions& options = {});
 void write_msccl_xml(const Algorithm& algorithm, const Topology& topology, const std::string& path,
