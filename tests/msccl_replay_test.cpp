@@ -195,7 +195,7 @@ TEST_P(MscclReplayProperty, WrittenFilesReplayToTheScheduleTime) {
     for (int k : {1, 4})
       for (CollectiveKind kind : kinds) {
         const Collective collective =
-            Collective::make(kind, topology.npus(), Bytes{1} << 20, k, {}, 1);
+            Collective::make(kind, topology.npus(), Bytes{63920028}, k, {}, 1);
         SynthesisOptions options;
         options.threads = 1;
         options.link_model = model;
@@ -217,8 +217,8 @@ TEST_P(MscclReplayProperty, WrittenFilesReplayToTheScheduleTime) {
 
 INSTANTIATE_TEST_SUITE_P(MscclFabrics, MscclReplayProperty,
                          ::testing::Values("switch:4", "switch:8", "dgx-a100:1", "dgx-a100:2",
-                                           "fattree:2x1x1", "fattree:4x2x2", "ring:5",
-                                           "torus2d:3x3"),
+                                           "fattree:2x1x1", "fattree:4x2x2", "ring:2,switch:4",
+                                           "ring:5", "torus2d:3x3"),
                          [](const auto& info) { return tacos_test::test_name(info.param); });
 
 }  // namespace
