@@ -39,7 +39,8 @@ __version__ = _tacos.version
 Error = _tacos.Error
 Error.__module__ = "tacos"  # tracebacks say tacos.Error, the name users catch
 
-ALGORITHMS = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring")
+#: The algorithm names, from the library's one registry: "tacos" first, then the baselines.
+ALGORITHMS = tuple(name for name, _help, _collectives in _tacos.algorithms())
 COLLECTIVES = (
     "all-gather",
     "reduce-scatter",

@@ -17,8 +17,8 @@
 namespace tacos::cli {
 
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
-                             const std::string& topology_spec, const std::string& out_dir,
-                             const std::string& formats, const MscclWriteOptions& msccl) {
+                             const std::string& out_dir, const std::string& formats,
+                             const MscclWriteOptions& msccl) {
   namespace fs = std::filesystem;
   const fs::path target = fs::path(out_dir).lexically_normal();
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -44,7 +44,7 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
         write_algorithm_json(algorithm, (staging / "algorithm.json").string());
         produced.push_back("algorithm.json");
       } else if (format == "chakra") {
-        write_chakra(algorithm, full, topology_spec, staging.string());
+        write_chakra(algorithm, full, staging.string());
         produced.insert(produced.end(), {"chakra", "astra"});
       } else if (format == "msccl") {
         fs::create_directories(staging / "msccl");
@@ -92,14 +92,13 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
 // multicast message becomes one send per receiver, so `expected_time_us` is that unicast
 // execution and `matches_reported` says whether it reproduces the multicast time.
 nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const Topology& full,
-                                             const std::string& topology_spec,
                                              const std::string& out_dir,
                                              const std::string& formats) {
   if (out_dir.empty()) return nullptr;
   const auto listed = split_list(formats);
   if (std::find(listed.begin(), listed.end(), "chakra") == listed.end()) return nullptr;
   nlohmann::ordered_json info;
-  const std::optional<std::string> network = astra_network_yaml(full, topology_spec);
+  const std::optional<std::string> network = astra_network_yaml(full);
   if (!network) {
     info["backend"] = nullptr;
     info["expected_time_us"] = nullptr;

@@ -14,16 +14,14 @@ namespace tacos::cli {
 // folder beside `out_dir` and moves the results in only when all of them succeeded, so a failure
 // leaves no partial output. The target then holds exactly this run's formats: earlier tacos
 // outputs (algorithm.json, chakra/, astra/, msccl/) are replaced or removed; anything else in it
-// is left alone. `topology_spec` is the --topology text (the ASTRA-sim files name it); `msccl`
-// shapes the MSCCL file (--msccl-max-steps, --msccl-protocol).
+// is left alone. `msccl` shapes the MSCCL file (--msccl-max-steps, --msccl-protocol).
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
-                             const std::string& topology_spec, const std::string& out_dir,
-                             const std::string& formats, const MscclWriteOptions& msccl = {});
+                             const std::string& out_dir, const std::string& formats,
+                             const MscclWriteOptions& msccl = {});
 
 // What ASTRA-sim will make of the bundle written by write_algorithm_outputs (the `astra_sim`
 // object of --json): null unless `formats` included chakra.
 nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const Topology& full,
-                                             const std::string& topology_spec,
                                              const std::string& out_dir,
                                              const std::string& formats);
 

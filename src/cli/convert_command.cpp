@@ -46,7 +46,7 @@ struct ConvertCommand {
                         msccl_options);
         break;
       case AlgorithmFormat::kChakra:
-        write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);
+        write_chakra(*loaded.algorithm, loaded.network, out);
         break;
     }
     std::printf("wrote %s (%s, %zu transfers)\n", out.c_str(), to_string(target).c_str(),

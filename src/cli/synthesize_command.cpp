@@ -97,9 +97,7 @@ void add_synthesize_command(CLI::App& app) {
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
   cmd->job.flags.add_portfolio_to(*sub);
-  sub->add_option("--algorithm", cmd->job.algorithm,
-                  "tacos (synthesized) or a baseline: ring, direct, rhd, dbt, hierarchical, biring")
-      ->capture_default_str();
+  sub->add_option("--algorithm", cmd->job.algorithm, algorithm_help())->capture_default_str();
   sub->add_flag("--json", cmd->json,
                 "Print one JSON object on stdout instead of the summary (algbw_gbps, busbw_gbps: "
                 "GB/s of 10^9 B/s, as nccl-tests)");
