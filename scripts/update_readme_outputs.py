@@ -31,7 +31,7 @@ MASKS = {
     "peak_memory_mib": r'("peak_memory_mib": )[-0-9.e+]+',
     "synthesis_time": r"(synthesis time +)[0-9.]+ s",
     "peak_memory": r"(peak memory +)[0-9.]+ MiB",
-    "synthesis_column": r"( )[0-9]+\.[0-9]{3}(?=  (yes|no)$)",
+    "synthesis_column": r"( ) *[0-9]+\.[0-9]{3}(?=  (yes|no)$)",
 }
 
 
