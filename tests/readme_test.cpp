@@ -146,9 +146,8 @@ std::vector<std::string> pages_with_examples() {
   std::vector<std::string> pages;
   for (const std::string& file : doc_files()) {
     const std::vector<std::string> lines = file_lines(file);
-    if (std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
-          return line.rfind("<!-- readme-test", 0) == 0;
-        }))
+    if (std::any_of(lines.begin(), lines.end(),
+                    [](const std::string& line) { return line.rfind("<!-- readme-test", 0) == 0; }))
       pages.push_back(file);
   }
   return pages;
@@ -221,8 +220,8 @@ TEST_P(DocExamples, EveryShownOutputIsWhatTheCommandPrints) {
   for (const auto& entry : fs::directory_iterator(clone / "docs" / "images")) {
     const fs::path committed =
         fs::path(TACOS_SOURCE_DIR) / "docs" / "images" / entry.path().filename();
-    EXPECT_TRUE(fs::exists(committed)) << committed << " is drawn by " << file
-                                       << " but not committed";
+    EXPECT_TRUE(fs::exists(committed))
+        << committed << " is drawn by " << file << " but not committed";
     EXPECT_TRUE(read_file(entry.path()) == read_file(committed))
         << committed << " differs from what " << file << "'s command draws (regenerate it)";
   }
@@ -250,7 +249,8 @@ TEST(Readme, YamlSnippetsAreValidConnectedTopologies) {
       const RunResult r = run_tacos("topology describe --topology " + file.string());
       EXPECT_EQ(r.exit_code, 0) << page << ":" << line << "\n" << text << r.err;
       EXPECT_NE(r.out.find("connected         yes"), std::string::npos)
-          << page << ":" << line << "\n" << text << r.out;
+          << page << ":" << line << "\n"
+          << text << r.out;
     }
   }
   EXPECT_GE(snippets, 2);
