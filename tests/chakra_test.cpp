@@ -832,8 +832,8 @@ TEST(ChakraSwitch, DbtBroadcastReplaysToItsSynthesizedTime) {
   }
 }
 
-// Every baseline x switch:N x collective it supports x K x link model: the Chakra replay equals
-// the synthesized time exactly. One exception by design (README "Link order."): under the astra
+// Every baseline x switch:N x collective it supports x K x link model: the Chakra replay equals the
+// synthesized time exactly. One exception by design (docs/formats.md "Link order"): under the astra
 // model the replay runs a reduction's 0 us COMP_NODE for 1 ns, as ASTRA-sim does, while tacos
 // counts reductions as free; those cases replay exactly or a few ns late, and where such a delay
 // lets two messages reach a switch in the other order, off either way (dbt All-Reduce on switch:5,

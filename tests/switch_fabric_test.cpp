@@ -1,4 +1,4 @@
-// Switches as devices (DESIGN.md "Switch fabrics"): hand-worked times through one switch,
+// Switches as devices (docs/design.md "Switch fabrics"): hand-worked times through one switch,
 // every collective verified and simulated to its synthesized time on switch fabrics under both
 // link models, the routes' shape, and the paper's unwinding kept as before.
 #include <gtest/gtest.h>
@@ -195,7 +195,7 @@ TEST_P(SwitchFabricQuality, NearTheBound) {
   EXPECT_LE(to_micros(r.collective_time), c.at_most * bound.lower_bound_us);
 }
 
-// Measured values (README, "Switch fabrics" quality table) with a little room.
+// Measured values (docs/quality.md, "Switch fabrics" quality table) with a little room.
 INSTANTIATE_TEST_SUITE_P(
     Fabrics, SwitchFabricQuality,
     ::testing::Values(

@@ -263,7 +263,7 @@ class Result:
         synthesizer produced it; empty under ``time_only``."""
         if self._transfers is None:
             c = self._native.transfer_columns()
-            # Multicast groups (README "Multicast switches") ride beside the array, whose dtype
+            # Multicast groups (docs/switch-fabrics.md) ride beside the array, whose dtype
             # stays as it was: verify() passes them on when given the unedited schedule.
             self._multicast = c["multicast"]
             n = len(c["src"])

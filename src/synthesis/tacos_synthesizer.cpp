@@ -134,10 +134,9 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     outcome.time = outcome.algorithm->collective_time;
     if (keep && context.justify)
       // Each port's messages reordered by how late they may start (justification.h). Through
-      // switches only: on direct links the greedy's order had next to nothing to gain (the
-      // quality suite's topologies at K = 4: at most 0.1%), and a seed's gain there is luck that
-      // one trial does not share (torus2d:16x16 All-Gather, K = 1: 1 seed in 100 reached the new
-      // best of 100).
+      // switches only: on direct links the greedy's order has next to nothing to gain, and a seed's
+      // gain there is luck that one trial does not share (numbers: docs/quality.md, "Measured
+      // choices").
       adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
     // Messages sized per port, relayed once into each domain (domain_relay.h): kept if faster.
     std::optional<Algorithm> relay = context.relays
@@ -310,10 +309,10 @@ TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep) {
   return outcome;
 }
 
-// Reductions are built from a kept copy schedule (reversed, then retimed). Without kept
-// transfers and beyond this many of them (n^2 K), --time-only reports the phases' synthesized
-// times instead: the reversed schedule's time (its retiming can only make it earlier; on the
-// tori measured it does not) and, for All-Reduce, the sum of both phases.
+// Reductions are built from a kept copy schedule (reversed, then retimed). Without kept transfers
+// and beyond this many of them (n^2 K), --time-only reports the phases' synthesized times instead:
+// the reversed schedule's time (its retiming can only make it earlier, and on the tori it does not:
+// docs/quality.md, "Measured choices") and, for All-Reduce, the sum of both phases.
 constexpr double kRetimedTransferLimit = 4e6;
 
 bool phases_only(const Collective& collective, bool keep) {

@@ -1,7 +1,7 @@
 #pragma once
 // Chakra execution traces (ET): one protobuf file per NPU ("PREFIX.RANK.et"), the format
-// ASTRA-sim runs collective algorithms from (../shared/FORMATS.md section 1; DESIGN.md
-// "Algorithm -> Chakra ET"). Three parts:
+// ASTRA-sim runs collective algorithms from (docs/formats.md, "Exact formats: what the code
+// relies on"; docs/design.md "Algorithm -> Chakra ET"). Three parts:
 //  - write_chakra: Algorithm -> per-rank send/recv/compute graphs plus the ASTRA-sim inputs;
 //  - read_chakra: any producer's per-rank ET set -> EtTrace (a checked dependency graph);
 //  - simulate_chakra / chakra_to_algorithm: run an EtTrace the way ASTRA-sim's analytical

@@ -53,7 +53,8 @@ struct SynthesisResult {
   double seconds = 0;                 // wall time of synthesis alone (all trials)
 };
 
-// The TACOS greedy time-expanded-network matching (DESIGN.md) for every collective kind. On
+// The TACOS greedy time-expanded-network matching (docs/design.md, "The TACOS synthesizer:
+// reference behaviour") for every collective kind. On
 // fabrics without switch devices two more constructions compete and the fastest is kept: for
 // All-Reduce (pipelined mode), packed spanning trees that reduce up and broadcast down; for
 // Gather, Scatter and All-to-All, every chunk routed as a flow against the others' load, then

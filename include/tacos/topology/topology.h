@@ -54,7 +54,7 @@ class Topology {
   void set_shape(TopologyShape shape) { shape_ = std::move(shape); }
 
   // Multicast switches (NVLink SHARP, InfiniBand multicast): a message entering one is copied
-  // to several out-ports (DESIGN.md "Switch fabrics", Transfer::multicast). Switches are
+  // to several out-ports (docs/design.md "Switch fabrics", Transfer::multicast). Switches are
   // unicast unless set; a copy keeps the flags, a transposed or unwound topology does not.
   bool is_multicast(DeviceId d) const {
     return is_switch(d) && !multicast_.empty() && multicast_[d - npus_] != 0;
