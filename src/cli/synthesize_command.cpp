@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -6,6 +7,7 @@
 #include "commands.h"
 #include "msccl_options.h"
 #include "progress.h"
+#include "report.h"
 #include "synthesize_job.h"
 #include "tacos/common/units.h"
 
@@ -26,8 +28,15 @@ struct SynthesizeCommand {
     job.progress = [&progress](double f) { progress.update(f); };
     job.progress_done = [&progress] { progress.finish(); };
     const SynthesizeOutcome outcome = run_synthesize(job, full);
+    if (const auto& replay = outcome.chakra_replay;
+        !replay.is_null() && !replay["matches_reported"].get<bool>())
+      std::fprintf(stderr, "tacos: note: %s/chakra replays to %s us, not the reported %s us: %s\n",
+                   job.out_dir.c_str(),
+                   format_micros(std::llround(replay["time_us"].get<double>() * 1e6)).c_str(),
+                   format_micros(outcome.run.result.collective_time).c_str(),
+                   replay["note"].get<std::string>().c_str());
     if (json) {
-      std::cout << synthesize_json(job, full, outcome).dump(2) << std::endl;
+      std::cout << json_text(synthesize_json(job, full, outcome)) << std::endl;
       return;
     }
     const std::string& algorithm = job.algorithm;
