@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -180,6 +181,15 @@ nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology&
   else
     info["note"] = "the Chakra files' dependencies do not reproduce the schedule's timing";
   return info;
+}
+
+void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
+                        Time reported) {
+  if (replay.is_null() || replay["matches_reported"].get<bool>()) return;
+  const Time time = std::llround(replay["time_us"].get<double>() * 1e6);
+  std::fprintf(stderr, "tacos: note: %s/chakra replays to %s us, not the reported %s us: %s\n",
+               out_dir.c_str(), format_micros(time).c_str(), format_micros(reported).c_str(),
+               replay["note"].get<std::string>().c_str());
 }
 
 }  // namespace tacos::cli

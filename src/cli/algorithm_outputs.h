@@ -34,4 +34,9 @@ nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology&
                                      LinkModel model, const std::string& out_dir,
                                      const std::string& formats);
 
+// The one line on stderr when the Chakra files under `out_dir` replay to another time than
+// `reported` (`replay`: a chakra_replay object, or null).
+void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
+                        Time reported);
+
 }  // namespace tacos::cli

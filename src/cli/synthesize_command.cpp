@@ -1,9 +1,9 @@
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "algorithm_outputs.h"
 #include "commands.h"
 #include "msccl_options.h"
 #include "progress.h"
@@ -28,13 +28,7 @@ struct SynthesizeCommand {
     job.progress = [&progress](double f) { progress.update(f); };
     job.progress_done = [&progress] { progress.finish(); };
     const SynthesizeOutcome outcome = run_synthesize(job, full);
-    if (const auto& replay = outcome.chakra_replay;
-        !replay.is_null() && !replay["matches_reported"].get<bool>())
-      std::fprintf(stderr, "tacos: note: %s/chakra replays to %s us, not the reported %s us: %s\n",
-                   job.out_dir.c_str(),
-                   format_micros(std::llround(replay["time_us"].get<double>() * 1e6)).c_str(),
-                   format_micros(outcome.run.result.collective_time).c_str(),
-                   replay["note"].get<std::string>().c_str());
+    note_chakra_replay(outcome.chakra_replay, job.out_dir, outcome.run.result.collective_time);
     if (json) {
       std::cout << json_text(synthesize_json(job, full, outcome)) << std::endl;
       return;
