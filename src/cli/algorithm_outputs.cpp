@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -150,6 +151,44 @@ nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const T
         "--link-model " +
         to_string(algorithm.link_model);
   return info;
+}
+
+nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology& network,
+                                     LinkModel model, const std::string& out_dir,
+                                     const std::string& formats) {
+  if (out_dir.empty()) return nullptr;
+  const auto listed = split_list(formats);
+  if (std::find(listed.begin(), listed.end(), "chakra") == listed.end()) return nullptr;
+  const EtTrace trace = read_chakra((std::filesystem::path(out_dir) / "chakra").string());
+  const Time replay =
+      simulate_chakra(trace, network, model, algorithm.collective().size()).collective_time;
+  const bool matches = replay == algorithm.collective_time;
+  nlohmann::ordered_json info;
+  info["time_us"] = to_micros(replay);
+  info["matches_reported"] = matches;
+  if (matches)
+    info["note"] = "the Chakra files replay to the reported time";
+  else if (algorithm.has_multicast())
+    info["note"] =
+        "Chakra (as ASTRA-sim runs it) has no multicast: each copy of a multicast message is a "
+        "send of its own, and every copy crosses the sender's port";
+  else if (model == LinkModel::kAstra)
+    info["note"] =
+        "under --link-model astra a 0 us COMP_NODE runs for 1 ns, as in ASTRA-sim: the order "
+        "nodes that keep a link's sends in the synthesized order (longer than messages that "
+        "take under 1 ns on their link) and the reductions' nodes";
+  else
+    info["note"] = "the Chakra files' dependencies do not reproduce the schedule's timing";
+  return info;
+}
+
+void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
+                        Time reported) {
+  if (replay.is_null() || replay["matches_reported"].get<bool>()) return;
+  const Time time = std::llround(replay["time_us"].get<double>() * 1e6);
+  std::fprintf(stderr, "tacos: note: %s/chakra replays to %s us, not the reported %s us: %s\n",
+               out_dir.c_str(), format_micros(time).c_str(), format_micros(reported).c_str(),
+               replay["note"].get<std::string>().c_str());
 }
 
 }  // namespace tacos::cli

@@ -25,4 +25,16 @@ nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const T
                                              const std::string& out_dir,
                                              const std::string& formats);
 
+// What `tacos simulate` of the Chakra set written by write_algorithm_outputs gives on `network`
+// (the topology the algorithm runs on) under `model` (the --json `chakra_replay` object: time_us,
+// matches_reported and a note saying why it differs): null unless `formats` included chakra.
+nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology& network,
+                                     LinkModel model, const std::string& out_dir,
+                                     const std::string& formats);
+
+// The one line on stderr when the Chakra files under `out_dir` replay to another time than
+// `reported` (`replay`: a chakra_replay object, or null).
+void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
+                        Time reported);
+
 }  // namespace tacos::cli

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "algorithm_files.h"
+#include "algorithm_outputs.h"
 #include "commands.h"
 #include "common_options.h"
 #include "msccl_options.h"
@@ -51,6 +52,10 @@ struct ConvertCommand {
     }
     std::printf("wrote %s (%s, %zu transfers)\n", out.c_str(), to_string(target).c_str(),
                 loaded.algorithm->transfers().size());
+    if (target == AlgorithmFormat::kChakra)
+      note_chakra_replay(chakra_replay(*loaded.algorithm, loaded.network,
+                                       loaded.algorithm->link_model, out, "chakra"),
+                         out, loaded.algorithm->collective_time);
   }
 };
 

@@ -3,9 +3,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "algorithm_outputs.h"
 #include "commands.h"
 #include "msccl_options.h"
 #include "progress.h"
+#include "report.h"
 #include "synthesize_job.h"
 #include "tacos/common/units.h"
 
@@ -26,8 +28,9 @@ struct SynthesizeCommand {
     job.progress = [&progress](double f) { progress.update(f); };
     job.progress_done = [&progress] { progress.finish(); };
     const SynthesizeOutcome outcome = run_synthesize(job, full);
+    note_chakra_replay(outcome.chakra_replay, job.out_dir, outcome.run.result.collective_time);
     if (json) {
-      std::cout << synthesize_json(job, full, outcome).dump(2) << std::endl;
+      std::cout << json_text(synthesize_json(job, full, outcome)) << std::endl;
       return;
     }
     const std::string& algorithm = job.algorithm;

@@ -46,6 +46,8 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
   const Collective& coll = run.result.algorithm.collective();
   if (!job.out_dir.empty())
     write_algorithm_outputs(run.result.algorithm, full, job.out_dir, job.formats, job.msccl);
+  outcome.chakra_replay = chakra_replay(run.result.algorithm, network, outcome.options.link_model,
+                                        job.out_dir, job.formats);
   outcome.astra = astra_sim_expectation(run.result.algorithm, full, job.out_dir, job.formats);
   const std::optional<LowerBound> bound = bound_if_affordable(full, network, coll);
   outcome.report = make_report(run, coll, bound);
@@ -96,6 +98,7 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["peak_memory_mib"] = peak_memory_mib();
   if (!job.out_dir.empty()) out["out"] = job.out_dir;
   if (!outcome.astra.is_null()) out["astra_sim"] = outcome.astra;
+  if (!outcome.chakra_replay.is_null()) out["chakra_replay"] = outcome.chakra_replay;
   return out;
 }
 

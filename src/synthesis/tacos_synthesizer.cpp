@@ -231,10 +231,10 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
 }
 
 // Sequential: one Reduce-Scatter of every chunk, then one All-Gather. Pipelined: the chunk
-// pieces go in waves (1, 2 or K of them); every transfer is then started as early as its data
-// and its link allow, so a wave's All-Gather starts once its own reductions are done and
+// pieces go in waves (1, 2 or K of them). Either way every transfer is then started as early as
+// its data and its link allow, so a wave's All-Gather starts once its own reductions are done and
 // overlaps the next wave's Reduce-Scatter. The fastest wave count is kept; one wave is the
-// sequential schedule started early where possible, so pipelined is never slower.
+// sequential schedule, so pipelined is never slower.
 Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transposed,
                                 const Collective& all_reduce, const TrialContext& context,
                                 AllReduceMode mode, std::uint64_t seed,
@@ -284,7 +284,11 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
       }
       joined.synthesizer = "tacos";
       joined.link_model = model;
-      if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
+      // Sequential too: its All-Gather was planned as if it started when the whole
+      // Reduce-Scatter ends, but nothing in the schedule waits for that instant (no file can
+      // express a barrier across ranks: JSON, Chakra and MSCCL replay by dependencies), so
+      // its time is the time it takes started as early as its data and links allow.
+      detail::compact(joined, topology, model);
       if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
     }
   }
