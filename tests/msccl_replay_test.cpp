@@ -121,8 +121,8 @@ TEST(MscclReplayCli, ConvertSaysWhatAFileThatCannotKeepTheTimeTakes) {
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   const std::string replay_time = printed_time(replay.out);
   EXPECT_NE(replay_time, format_micros(timed.collective_time));
-  EXPECT_EQ(converted.err, "note: split.xml replays to " + replay_time +
-                               " us, not the schedule's " + format_micros(timed.collective_time) +
+  EXPECT_EQ(converted.err, "tacos: note: split.xml replays to " + replay_time +
+                               " us, not the reported " + format_micros(timed.collective_time) +
                                " us: a message of more than 71 chunks is split into several "
                                "(MSCCL's cnt < 72), each paying the link latency\n");
   tacos_test::fs::remove_all(dir);
@@ -140,17 +140,19 @@ TEST(MscclReplayCli, FileWithoutThePortOrderIsNotedWithItsTime) {
                             "--out out --format msccl");
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const auto report = nlohmann::json::parse(made.out);
-  const auto& msccl = report["msccl"];
+  const auto& msccl = report["msccl_replay"];
   EXPECT_FALSE(msccl["matches_reported"].get<bool>());
   EXPECT_NE(msccl["note"].get<std::string>().find("int8"), std::string::npos) << msccl.dump();
-  EXPECT_EQ(made.err, "note: " + msccl["note"].get<std::string>() + "\n");
+  EXPECT_EQ(made.err.rfind("tacos: note: out/msccl/tacos_all-to-all.xml replays to ", 0), 0u)
+      << made.err;
+  EXPECT_NE(made.err.find(msccl["note"].get<std::string>()), std::string::npos) << made.err;
   EXPECT_NE(
       tacos_test::read_file(dir / "out/msccl/tacos_all-to-all.xml").find(" tacos_port_order=\"0\""),
       std::string::npos);
   const auto replay = run_tacos_in(
       dir, "simulate " + topology + " --json --algorithm out/msccl/tacos_all-to-all.xml");
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
-  EXPECT_EQ(nlohmann::json::parse(replay.out)["collective_time_us"], msccl["replay_time_us"]);
+  EXPECT_EQ(nlohmann::json::parse(replay.out)["collective_time_us"], msccl["time_us"]);
   tacos_test::fs::remove_all(dir);
 }
 
@@ -207,9 +209,8 @@ TEST_P(MscclReplayProperty, WrittenFilesReplayToTheScheduleTime) {
         if (k != 1 || (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kAllReduce))
           continue;
         for (Baseline baseline : {Baseline::kRing, Baseline::kDirect, Baseline::kHierarchical}) {
-          if (baseline_inapplicable(baseline, switch_route_view(topology), collective, spec))
-            continue;
-          const Algorithm a = synthesize_baseline(baseline, topology, collective, model, spec);
+          if (baseline_inapplicable(baseline, switch_route_view(topology), collective)) continue;
+          const Algorithm a = synthesize_baseline(baseline, topology, collective, model);
           check_round_trip(a, topology, model, what + " " + to_string(baseline));
         }
       }

@@ -12,7 +12,6 @@
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/msccl_xml.h"
-#include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
 namespace {
@@ -46,19 +45,22 @@ struct ConvertCommand {
       case AlgorithmFormat::kMsccl:
         write_msccl_xml(*loaded.algorithm, loaded.network, out,
                         std::filesystem::path(out).stem().string(), msccl_options);
-        if (const auto replay = msccl_replay(
-                *loaded.algorithm, loaded.network, out,
-                simulate(*loaded.algorithm, loaded.network, loaded.algorithm->link_model)
-                    .collective_time);
-            replay["note"].is_string())
-          std::fprintf(stderr, "note: %s\n", replay["note"].get<std::string>().c_str());
         break;
       case AlgorithmFormat::kChakra:
-        write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);
+        write_chakra(*loaded.algorithm, loaded.network, out);
         break;
     }
     std::printf("wrote %s (%s, %zu transfers)\n", out.c_str(), to_string(target).c_str(),
                 loaded.algorithm->transfers().size());
+    if (target == AlgorithmFormat::kMsccl)
+      note_msccl_replay(
+          msccl_replay(*loaded.algorithm, loaded.network, loaded.algorithm->link_model, out,
+                       loaded.algorithm->collective_time),
+          out, loaded.algorithm->collective_time);
+    if (target == AlgorithmFormat::kChakra)
+      note_chakra_replay(chakra_replay(*loaded.algorithm, loaded.network,
+                                       loaded.algorithm->link_model, out, "chakra"),
+                         out, loaded.algorithm->collective_time);
   }
 };
 

@@ -2,6 +2,7 @@
 // Numbers every command reports about a run: algorithm bandwidth and distance to the bound.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "algorithm_runner.h"
 #include "tacos/bounds/lower_bound.h"
@@ -45,6 +46,13 @@ Report make_report(Time collective_time, const Collective& collective,
                    const std::optional<LowerBound>& bound, LinkModel model);
 
 double peak_memory_mib();
+
+// The text of a --json object. A name the user gave as bytes that are not UTF-8 (a topology or
+// file name) is printed with each bad byte as U+FFFD: JSON text must be UTF-8, and one such
+// byte must not turn a finished run into an error.
+inline std::string json_text(const nlohmann::ordered_json& value) {
+  return value.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 inline nlohmann::ordered_json json_or_null(const std::optional<double>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();

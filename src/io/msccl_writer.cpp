@@ -1,7 +1,8 @@
 // MSCCL-IR XML writer: an Algorithm -> every GPU's thread blocks and steps.
 //
 // Ranks are NPUs (the collective must span every NPU of its topology; transfers must go between
-// NPUs). Buffers follow FORMATS.md section 2 and include/tacos/io/msccl_xml.h. All-Reduce and
+// NPUs). Buffers follow docs/formats.md ("MSCCL-IR XML: the format") and
+// include/tacos/io/msccl_xml.h. All-Reduce and
 // Reduce are written for both calls (inplace="1" outofplace="1"): the file's layout is out of
 // place (inputs are only read, results go to the output), and because an in-place call makes
 // o[x] the same memory as i[x], a result written to o[x] waits for every step that reads i[x]

@@ -108,10 +108,10 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   }
   if (unicast_ || relays_) compute_distances();
   // Rarest chunk first, seeded random among equals: a broadcast root then sends a new chunk on
-  // every link instead of one chunk twice (torus2d:4x4 K = 64: 2.31 -> 1.28 x bound), and one
-  // trial reaches the best of 100 (torus2d:16x16 All-Gather K = 1: 100% of seeds, 55% with
-  // uniform draws). Scoring each pick costs about 25% of synthesis time, so beyond
-  // kRarestFirstNpus NPUs copy collectives other than Broadcast draw uniformly.
+  // every link instead of one chunk twice, and one trial is as good as many (docs/quality.md,
+  // "Measured choices"). Scoring each pick costs a good part of the synthesis time
+  // (docs/performance.md, "Measured costs"), so beyond kRarestFirstNpus NPUs copy collectives other
+  // than Broadcast draw uniformly.
   if (!unicast_ && !switch_routes_ &&
       (kind == CollectiveKind::kBroadcast || npus_ <= kRarestFirstNpus))
     holders_.assign(chunks_, 0);
@@ -125,7 +125,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   }
   // A link offers its source's own chunks before relayed ones: its destination gets a relayed
   // chunk from that chunk's source too (on a fully connected fabric directly, one step later),
-  // so relaying first costs fc:8 All-Gather K = 4 a fifth step (1.27 x the bound, 1.01 now).
+  // so relaying first costs a step where none is needed (docs/quality.md, "Measured choices").
   if (!unicast_ && !switch_routes_) {
     origin_.assign(chunks_, -1);
     for (ChunkId c = 0; c < chunks_; ++c)

@@ -188,10 +188,10 @@ class GreedyMatcher {
   // it; otherwise the link waits on the first busy hop.
   bool hops_free(LinkId link, Time now);
   void reserve_hops(LinkId link, Time now);
-  // Multicast switches (DESIGN.md "Switch fabrics"): a route whose first hop enters a multicast
-  // switch shares that hop with the sender's other routes through it. After a round is matched
-  // (as for unicast), each message `link` started with `chunk` takes every such route to an NPU
-  // that can use the chunk and whose later hops are still free in time (appended to
+  // Multicast switches (docs/design.md "Switch fabrics"): a route whose first hop enters a
+  // multicast switch shares that hop with the sender's other routes through it. After a round is
+  // matched (as for unicast), each message `link` started with `chunk` takes every such route to an
+  // NPU that can use the chunk and whose later hops are still free in time (appended to
   // member_links_): one entry-port occupancy, many copies, in ports the round left free.
   void add_multicast_members(LinkId link, ChunkId chunk, Time now);
   // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.

@@ -1,6 +1,7 @@
 #pragma once
 // MSCCL-IR XML: the algorithm files the MSCCL executor (msccl-executor-nccl, RCCL) loads and that
-// MSCCLang, SCCL and TACCL produce. The facts about the format are in FORMATS.md section 2; how
+// MSCCLang, SCCL and TACCL produce. The facts about the format are in docs/formats.md,
+// "MSCCL-IR XML: the format"; how
 // tacos maps its Algorithm onto the format is documented here and at the top of
 // src/io/msccl_writer.cpp and src/io/msccl_reader.cpp.
 //

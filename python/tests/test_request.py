@@ -1,0 +1,32 @@
+"""One request, three entry points: `import tacos` gives the same collective time, K and
+portfolio winner as `tacos synthesize --json` on the cases of tests/data/request_cases.txt
+(tests/request_test.cpp checks the C++ library call on the same cases)."""
+import os
+
+import pytest
+
+import tacos
+from conftest import SOURCE_DIR, cli_json
+
+
+def request_cases():
+    path = os.path.join(SOURCE_DIR, "tests", "data", "request_cases.txt")
+    with open(path) as f:
+        return [line.split() for line in f if line.strip() and not line.startswith("#")]
+
+
+def test_the_registry_is_the_one_list():
+    assert tacos.ALGORITHMS == ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical",
+                                "biring")
+
+
+@pytest.mark.parametrize("topology,collective,size,chunks,model", request_cases())
+def test_python_equals_the_command_line(topology, collective, size, chunks, model):
+    k = chunks if chunks == "auto" else int(chunks)
+    result = tacos.synthesize(topology, collective=collective, size=size, chunks_per_npu=k,
+                              link_model=model)
+    expected = cli_json("synthesize", "--topology", topology, "--collective", collective,
+                        "--size", size, "--chunks-per-npu", chunks, "--link-model", model)
+    assert result.collective_time_us == expected["collective_time_us"]
+    assert result.chunks_per_npu == expected["chunks_per_npu"]
+    assert result.portfolio_winner == expected["portfolio_winner"]
