@@ -318,6 +318,8 @@ PYBIND11_MODULE(_tacos, m) {
   m.def("synthesize", &synthesize, py::arg("topology"), py::arg("args"), py::arg("algorithm"),
         py::arg("time_only"));
   m.def("compare", &compare, py::arg("topology"), py::arg("args"), py::arg("algorithms"));
+  // The one list of `tacos synthesize --json` keys, in order (src/cli/report.h).
+  m.def("synthesize_keys", [] { return tacos::cli::synthesize_keys(); });
   // The library's registry (tacos/synthesis/request.h): name, one-line help, collectives.
   m.def("algorithms", [] {
     py::list entries;

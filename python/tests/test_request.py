@@ -30,3 +30,16 @@ def test_python_equals_the_command_line(topology, collective, size, chunks, mode
     assert result.collective_time_us == expected["collective_time_us"]
     assert result.chunks_per_npu == expected["chunks_per_npu"]
     assert result.portfolio_winner == expected["portfolio_winner"]
+
+
+def test_report_keys_have_one_definition():
+    # Every key the command prints, in its order, comes from the one list the sweep reads.
+    keys = list(tacos._tacos.synthesize_keys())
+    for args in (["--collective", "all-reduce"], ["--collective", "broadcast", "--root", "2"],
+                 ["--collective", "all-gather", "--algorithm", "ring"]):
+        printed = list(cli_json("synthesize", "--topology", "ring:4", "--size", "1MiB", *args))
+        positions = [keys.index(k) for k in printed]
+        assert positions == sorted(positions), printed
+    from tacos import sweep
+    needs_out = ("out", "astra_sim", "chakra_replay", "msccl_replay")
+    assert sweep.REPORT_COLUMNS == [k for k in keys if k not in needs_out]

@@ -31,7 +31,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   request.options = plan.options;
   row.run = synthesize(network, request, known);
   AlgorithmRun& run = row.run;
-  nlohmann::ordered_json& json = row.json;
+  KeyedJson json(compare_row_keys());
   json["algorithm"] = name;
   const auto portfolio_json = [&] {
     const bool ran = name == "tacos" && !run.portfolio_winner.empty();
@@ -54,6 +54,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
     json["synthesis_seconds"] = nullptr;
     json["skipped_reason"] = *run.skipped_reason;
     portfolio_json();
+    row.json = json.take();
     return row;
   }
   // Every algorithm is timed by the same simulator under the same link model.
@@ -72,6 +73,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   json["synthesis_seconds"] = run.result.seconds;
   json["skipped_reason"] = nullptr;
   portfolio_json();
+  row.json = json.take();
   return row;
 }
 

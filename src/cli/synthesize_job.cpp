@@ -61,7 +61,7 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
                                        const SynthesizeOutcome& outcome) {
   const AlgorithmRun& run = outcome.run;
   const Collective& coll = run.result.algorithm.collective();
-  nlohmann::ordered_json out;
+  KeyedJson out(synthesize_keys());
   out["topology"] = full.name();
   out["npus"] = outcome.network.npus();
   out["links"] = outcome.network.num_links();
@@ -103,7 +103,7 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   if (!outcome.astra.is_null()) out["astra_sim"] = outcome.astra;
   if (!outcome.chakra_replay.is_null()) out["chakra_replay"] = outcome.chakra_replay;
   if (!outcome.msccl_replay.is_null()) out["msccl_replay"] = outcome.msccl_replay;
-  return out;
+  return out.take();
 }
 
 }  // namespace tacos::cli
