@@ -84,6 +84,16 @@ TEST(Cli, DescribeJson) {
   EXPECT_EQ(j["npus"], 8);
   EXPECT_EQ(j["links"], 16);
   EXPECT_EQ(j["diameter_hops"], 4);
+  EXPECT_EQ(j["kind"], "dimensions");
+  EXPECT_EQ(j["dimensions"], nlohmann::json::parse(R"([{"wiring": "ring", "size": 8}])"));
+  // The shape is what the generator built: a fat-tree's hosts per leaf, then its leaves.
+  const RunResult fat = run_tacos("topology describe --topology fattree:4x2x2 --json");
+  ASSERT_EQ(fat.exit_code, 0) << fat.err;
+  const auto tree = nlohmann::json::parse(fat.out);
+  EXPECT_EQ(tree["kind"], "fattree");
+  EXPECT_EQ(tree["dimensions"],
+            nlohmann::json::parse(
+                R"([{"wiring": "switch", "size": 4}, {"wiring": "switch", "size": 2}])"));
 }
 
 TEST(Cli, ExamplesLoad) {

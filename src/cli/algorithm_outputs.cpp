@@ -191,15 +191,6 @@ nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology&
   return info;
 }
 
-void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
-                        Time reported) {
-  if (replay.is_null() || replay["matches_reported"].get<bool>()) return;
-  const Time time = std::llround(replay["time_us"].get<double>() * 1e6);
-  std::fprintf(stderr, "tacos: note: %s/chakra replays to %s us, not the reported %s us: %s\n",
-               out_dir.c_str(), format_micros(time).c_str(), format_micros(reported).c_str(),
-               replay["note"].get<std::string>().c_str());
-}
-
 nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
                                     LinkModel model, const std::string& path, Time reported) {
   // Timed as `tacos simulate` times the file.
@@ -249,8 +240,7 @@ nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& 
                       algorithm.collective_time);
 }
 
-void note_msccl_replay(const nlohmann::ordered_json& replay, const std::string& path,
-                       Time reported) {
+void note_replay(const nlohmann::ordered_json& replay, const std::string& path, Time reported) {
   if (replay.is_null() || replay["matches_reported"].get<bool>()) return;
   const Time time = std::llround(replay["time_us"].get<double>() * 1e6);
   std::fprintf(stderr, "tacos: note: %s replays to %s us, not the reported %s us: %s\n",

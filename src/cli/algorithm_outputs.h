@@ -35,11 +35,6 @@ nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology&
                                      LinkModel model, const std::string& out_dir,
                                      const std::string& formats);
 
-// The one line on stderr when the Chakra files under `out_dir` replay to another time than
-// `reported` (`replay`: a chakra_replay object, or null).
-void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
-                        Time reported);
-
 // The MSCCL file write_algorithm_outputs writes under `out_dir`.
 std::string msccl_file(const Algorithm& algorithm, const std::string& out_dir);
 
@@ -54,9 +49,8 @@ nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& 
                                     LinkModel model, const std::string& out_dir,
                                     const std::string& formats);
 
-// The one line on stderr when the MSCCL file at `path` replays to another time than `reported`
-// (`replay`: an msccl_replay object, or null).
-void note_msccl_replay(const nlohmann::ordered_json& replay, const std::string& path,
-                       Time reported);
+// The one line on stderr when the file (or Chakra folder) at `path` replays to another time than
+// `reported` (`replay`: a chakra_replay or msccl_replay object, or null).
+void note_replay(const nlohmann::ordered_json& replay, const std::string& path, Time reported);
 
 }  // namespace tacos::cli

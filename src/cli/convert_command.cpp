@@ -53,14 +53,14 @@ struct ConvertCommand {
     std::printf("wrote %s (%s, %zu transfers)\n", out.c_str(), to_string(target).c_str(),
                 loaded.algorithm->transfers().size());
     if (target == AlgorithmFormat::kMsccl)
-      note_msccl_replay(
-          msccl_replay(*loaded.algorithm, loaded.network, loaded.algorithm->link_model, out,
-                       loaded.algorithm->collective_time),
-          out, loaded.algorithm->collective_time);
+      note_replay(msccl_replay(*loaded.algorithm, loaded.network, loaded.algorithm->link_model, out,
+                               loaded.algorithm->collective_time),
+                  out, loaded.algorithm->collective_time);
     if (target == AlgorithmFormat::kChakra)
-      note_chakra_replay(chakra_replay(*loaded.algorithm, loaded.network,
-                                       loaded.algorithm->link_model, out, "chakra"),
-                         out, loaded.algorithm->collective_time);
+      note_replay(chakra_replay(*loaded.algorithm, loaded.network, loaded.algorithm->link_model,
+                                out, "chakra"),
+                  (std::filesystem::path(out) / "chakra").string(),
+                  loaded.algorithm->collective_time);
   }
 };
 

@@ -2,63 +2,43 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <string_view>
+
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
 namespace tacos::cli {
 
+namespace {
+
+std::vector<std::string> words(std::string_view text) {
+  std::vector<std::string> list;
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = std::min(text.find(' ', begin), text.size());
+    if (end > begin) list.emplace_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return list;
+}
+
+}  // namespace
+
 const std::vector<std::string>& synthesize_keys() {
-  static const std::vector<std::string> keys{"topology",
-                                             "npus",
-                                             "links",
-                                             "collective",
-                                             "npus_in_collective",
-                                             "root",
-                                             "all_reduce_mode",
-                                             "size_bytes",
-                                             "chunks_per_npu",
-                                             "chunk_bytes",
-                                             "algorithm",
-                                             "portfolio_winner",
-                                             "portfolio_skipped",
-                                             "link_model",
-                                             "seed",
-                                             "trials",
-                                             "collective_time_us",
-                                             "greedy_time_us",
-                                             "algbw_gbps",
-                                             "busbw_gbps",
-                                             "lower_bound_us",
-                                             "bound_ratio",
-                                             "store_and_forward_bound_us",
-                                             "store_and_forward_ratio",
-                                             "transfers",
-                                             "wasted_transfers",
-                                             "verified",
-                                             "synthesis_seconds",
-                                             "peak_memory_mib",
-                                             "out",
-                                             "astra_sim",
-                                             "chakra_replay",
-                                             "msccl_replay"};
+  static const std::vector<std::string> keys = words(
+      "topology npus links collective npus_in_collective root all_reduce_mode size_bytes "
+      "chunks_per_npu chunk_bytes algorithm portfolio_winner portfolio_skipped link_model seed "
+      "trials collective_time_us greedy_time_us algbw_gbps busbw_gbps lower_bound_us bound_ratio "
+      "store_and_forward_bound_us store_and_forward_ratio transfers wasted_transfers verified "
+      "synthesis_seconds peak_memory_mib out astra_sim chakra_replay msccl_replay");
   return keys;
 }
 
 const std::vector<std::string>& compare_row_keys() {
-  static const std::vector<std::string> keys{"algorithm",
-                                             "chunks_per_npu",
-                                             "collective_time_us",
-                                             "algbw_gbps",
-                                             "busbw_gbps",
-                                             "lower_bound_us",
-                                             "bound_ratio",
-                                             "store_and_forward_bound_us",
-                                             "store_and_forward_ratio",
-                                             "verified",
-                                             "synthesis_seconds",
-                                             "skipped_reason",
-                                             "portfolio_winner",
-                                             "greedy_time_us"};
+  static const std::vector<std::string> keys = words(
+      "algorithm chunks_per_npu collective_time_us algbw_gbps busbw_gbps lower_bound_us "
+      "bound_ratio store_and_forward_bound_us store_and_forward_ratio verified synthesis_seconds "
+      "skipped_reason portfolio_winner greedy_time_us");
   return keys;
 }
 

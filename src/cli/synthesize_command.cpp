@@ -28,9 +28,10 @@ struct SynthesizeCommand {
     job.progress = [&progress](double f) { progress.update(f); };
     job.progress_done = [&progress] { progress.finish(); };
     const SynthesizeOutcome outcome = run_synthesize(job, full);
-    note_chakra_replay(outcome.chakra_replay, job.out_dir, outcome.run.result.collective_time);
-    note_msccl_replay(outcome.msccl_replay, msccl_file(outcome.run.result.algorithm, job.out_dir),
-                      outcome.run.result.collective_time);
+    const Time reported = outcome.run.result.collective_time;
+    note_replay(outcome.chakra_replay, job.out_dir + "/chakra", reported);
+    note_replay(outcome.msccl_replay, msccl_file(outcome.run.result.algorithm, job.out_dir),
+                reported);
     if (json) {
       std::cout << json_text(synthesize_json(job, full, outcome)) << std::endl;
       return;

@@ -20,6 +20,14 @@ nlohmann::ordered_json describe_json(const Topology& t) {
   out["min_ingress_gbps"] = s.min_ingress_gbps;
   out["max_ingress_gbps"] = s.max_ingress_gbps;
   out["connected"] = s.connected;
+  // What built it (Topology::shape): the generator kind and the NPUs' dimensions.
+  const TopologyShape& shape = t.shape();
+  nlohmann::ordered_json dimensions = nlohmann::ordered_json::array();
+  static constexpr const char* kWirings[] = {"line", "ring", "uniring", "fc", "switch"};
+  for (const ShapeDimension& d : shape.dimensions)
+    dimensions.push_back({{"wiring", kWirings[static_cast<int>(d.wiring)]}, {"size", d.size}});
+  out["kind"] = to_string(shape.kind);
+  out["dimensions"] = dimensions;
   return out;
 }
 

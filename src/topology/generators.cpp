@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <utility>
 
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -615,32 +616,15 @@ std::string generator_help() {
 }
 
 std::string to_string(TopologyKind kind) {
-  switch (kind) {
-    case TopologyKind::kCustom:
-      return "custom";
-    case TopologyKind::kDimensions:
-      return "dimensions";
-    case TopologyKind::kMesh2d:
-      return "mesh2d";
-    case TopologyKind::kTorus2d:
-      return "torus2d";
-    case TopologyKind::kMesh3d:
-      return "mesh3d";
-    case TopologyKind::kTorus3d:
-      return "torus3d";
-    case TopologyKind::kHypercube:
-      return "hypercube";
-    case TopologyKind::kDgx1:
-      return "dgx1";
-    case TopologyKind::kDgxA100:
-      return "dgx-a100";
-    case TopologyKind::kDgxH100:
-      return "dgx-h100";
-    case TopologyKind::kFatTree:
-      return "fattree";
-    case TopologyKind::kFatTree3:
-      return "fattree3";
-  }
+  static constexpr std::pair<TopologyKind, const char*> kNames[] = {
+      {TopologyKind::kCustom, "custom"},       {TopologyKind::kDimensions, "dimensions"},
+      {TopologyKind::kMesh2d, "mesh2d"},       {TopologyKind::kTorus2d, "torus2d"},
+      {TopologyKind::kMesh3d, "mesh3d"},       {TopologyKind::kTorus3d, "torus3d"},
+      {TopologyKind::kHypercube, "hypercube"}, {TopologyKind::kDgx1, "dgx1"},
+      {TopologyKind::kDgxA100, "dgx-a100"},    {TopologyKind::kDgxH100, "dgx-h100"},
+      {TopologyKind::kFatTree, "fattree"},     {TopologyKind::kFatTree3, "fattree3"}};
+  for (const auto& [k, name] : kNames)
+    if (k == kind) return name;
   return "custom";
 }
 
