@@ -87,15 +87,8 @@ AlgorithmFormat detect_format(const std::string& path) {
 }
 
 std::string to_string(AlgorithmFormat format) {
-  switch (format) {
-    case AlgorithmFormat::kJson:
-      return "json";
-    case AlgorithmFormat::kMsccl:
-      return "msccl";
-    case AlgorithmFormat::kChakra:
-      return "chakra";
-  }
-  return "unknown";
+  if (format == AlgorithmFormat::kJson) return "json";
+  return format == AlgorithmFormat::kMsccl ? "msccl" : "chakra";
 }
 
 LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptions& topology,

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tacos/common/error.h"
@@ -18,6 +19,16 @@
 #include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
+namespace {
+
+// Whether write_algorithm_outputs wrote `format` (there is an --out and --format lists it).
+bool written(const std::string& out_dir, const std::string& formats, std::string_view format) {
+  if (out_dir.empty()) return false;
+  const auto listed = split_list(formats);
+  return std::find(listed.begin(), listed.end(), format) != listed.end();
+}
+
+}  // namespace
 
 std::string msccl_file(const Algorithm& algorithm, const std::string& out_dir) {
   return (std::filesystem::path(out_dir) / "msccl" /
@@ -104,9 +115,7 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
 nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const Topology& full,
                                              const std::string& out_dir,
                                              const std::string& formats) {
-  if (out_dir.empty()) return nullptr;
-  const auto listed = split_list(formats);
-  if (std::find(listed.begin(), listed.end(), "chakra") == listed.end()) return nullptr;
+  if (!written(out_dir, formats, "chakra")) return nullptr;
   nlohmann::ordered_json info;
   const std::optional<std::string> network = astra_network_yaml(full);
   if (!network) {
@@ -165,9 +174,7 @@ nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const T
 nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology& network,
                                      LinkModel model, const std::string& out_dir,
                                      const std::string& formats) {
-  if (out_dir.empty()) return nullptr;
-  const auto listed = split_list(formats);
-  if (std::find(listed.begin(), listed.end(), "chakra") == listed.end()) return nullptr;
+  if (!written(out_dir, formats, "chakra")) return nullptr;
   const EtTrace trace = read_chakra((std::filesystem::path(out_dir) / "chakra").string());
   const Time replay =
       simulate_chakra(trace, network, model, algorithm.collective().size()).collective_time;
@@ -233,9 +240,7 @@ nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& 
 nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
                                     LinkModel model, const std::string& out_dir,
                                     const std::string& formats) {
-  if (out_dir.empty()) return nullptr;
-  const auto listed = split_list(formats);
-  if (std::find(listed.begin(), listed.end(), "msccl") == listed.end()) return nullptr;
+  if (!written(out_dir, formats, "msccl")) return nullptr;
   return msccl_replay(algorithm, network, model, msccl_file(algorithm, out_dir),
                       algorithm.collective_time);
 }

@@ -63,12 +63,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   row.report = make_report(run, run.result.algorithm.collective(), plan.bound);
   json["chunks_per_npu"] = run.result.algorithm.collective().chunks_per_npu();
   json["collective_time_us"] = to_micros(run.result.collective_time);
-  json["algbw_gbps"] = row.report.algbw_gbps;
-  json["busbw_gbps"] = row.report.busbw_gbps;
-  json["lower_bound_us"] = json_or_null(row.report.lower_bound_us);
-  json["bound_ratio"] = json_or_null(row.report.bound_ratio);
-  json["store_and_forward_bound_us"] = json_or_null(row.report.store_and_forward_bound_us);
-  json["store_and_forward_ratio"] = json_or_null(row.report.store_and_forward_ratio);
+  put_report(json, row.report);
   json["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;
   json["synthesis_seconds"] = run.result.seconds;
   json["skipped_reason"] = nullptr;

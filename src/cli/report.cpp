@@ -42,6 +42,15 @@ const std::vector<std::string>& compare_row_keys() {
   return keys;
 }
 
+void put_report(KeyedJson& json, const Report& report) {
+  json["algbw_gbps"] = report.algbw_gbps;
+  json["busbw_gbps"] = report.busbw_gbps;
+  json["lower_bound_us"] = json_or_null(report.lower_bound_us);
+  json["bound_ratio"] = json_or_null(report.bound_ratio);
+  json["store_and_forward_bound_us"] = json_or_null(report.store_and_forward_bound_us);
+  json["store_and_forward_ratio"] = json_or_null(report.store_and_forward_ratio);
+}
+
 nlohmann::ordered_json& KeyedJson::operator[](const std::string& key) {
   std::size_t i = next_;
   while (i < keys_.size() && keys_[i] != key) ++i;

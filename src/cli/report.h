@@ -78,6 +78,10 @@ class KeyedJson {
   nlohmann::ordered_json object_ = nlohmann::ordered_json::object();
 };
 
+// The report's numbers under their keys: algbw_gbps, busbw_gbps, lower_bound_us, bound_ratio,
+// store_and_forward_bound_us, store_and_forward_ratio (in both key lists, in that order).
+void put_report(KeyedJson& json, const Report& report);
+
 inline nlohmann::ordered_json json_or_null(const std::optional<double>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
 }

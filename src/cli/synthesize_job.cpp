@@ -88,12 +88,7 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["trials"] = job.collective.trials;
   out["collective_time_us"] = to_micros(run.result.collective_time);
   if (tacos) out["greedy_time_us"] = to_micros(run.greedy_time);
-  out["algbw_gbps"] = outcome.report.algbw_gbps;
-  out["busbw_gbps"] = outcome.report.busbw_gbps;
-  out["lower_bound_us"] = json_or_null(outcome.report.lower_bound_us);
-  out["bound_ratio"] = json_or_null(outcome.report.bound_ratio);
-  out["store_and_forward_bound_us"] = json_or_null(outcome.report.store_and_forward_bound_us);
-  out["store_and_forward_ratio"] = json_or_null(outcome.report.store_and_forward_ratio);
+  put_report(out, outcome.report);
   out["transfers"] = run.result.transfers;
   out["wasted_transfers"] = run.result.wasted_transfers;
   out["verified"] = run.verified ? nlohmann::ordered_json(*run.verified) : nullptr;

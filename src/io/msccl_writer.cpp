@@ -921,15 +921,8 @@ class Writer {
 }  // namespace
 
 std::string to_string(MscclProtocol protocol) {
-  switch (protocol) {
-    case MscclProtocol::kSimple:
-      return "Simple";
-    case MscclProtocol::kLL:
-      return "LL";
-    case MscclProtocol::kLL128:
-      return "LL128";
-  }
-  return "Simple";
+  if (protocol == MscclProtocol::kLL) return "LL";
+  return protocol == MscclProtocol::kLL128 ? "LL128" : "Simple";
 }
 
 MscclProtocol parse_msccl_protocol(std::string_view text) {
