@@ -44,13 +44,6 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   chunks_ = collective.num_chunks();
   members_ = collective.num_members();
   relays_ = !unicast_ && members_ < npus_;
-  // A portfolio over trials on switch fabrics: even seeds look further down the source's log
-  // for the rarest chunk (better for rooted collectives on some fabrics, worse on others).
-  // A broadcast root holds every chunk from the start: look further down its log for the rarest.
-  window_capacity_ =
-      unicast_ || kind == CollectiveKind::kBroadcast || (topology.switches() > 0 && seed % 2 == 0)
-          ? kMaxWindow
-          : 8;
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
 
@@ -107,29 +100,11 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
       pending_.resize(npus_, chunks_);
   }
   if (unicast_ || relays_) compute_distances();
-  // Rarest chunk first, seeded random among equals: a broadcast root then sends a new chunk on
-  // every link instead of one chunk twice (torus2d:4x4 K = 64: 2.31 -> 1.28 x bound), and one
-  // trial reaches the best of 100 (torus2d:16x16 All-Gather K = 1: 100% of seeds, 55% with
-  // uniform draws). Scoring each pick costs about 25% of synthesis time, so beyond
-  // kRarestFirstNpus NPUs copy collectives other than Broadcast draw uniformly.
-  if (!unicast_ && !switch_routes_ &&
-      (kind == CollectiveKind::kBroadcast || npus_ <= kRarestFirstNpus))
-    holders_.assign(chunks_, 0);
+  choice_.init(collective, npus_, links_.size(), seed, unicast_, topology.switches() > 0,
+               switch_routes_);
   if (switch_routes_ && !unicast_) {
     find_fast_domains();
-    holders_.assign(chunks_, 0);
-    sole_holdings_.assign(npus_, 0);
-    for (ChunkId c = 0; c < chunks_; ++c)
-      if (collective_.sources(c).size() == 1) ++sole_holdings_[collective_.sources(c)[0]];
     if (topology.multicast_switches() > 0) find_multicast_ports();
-  }
-  // A link offers its source's own chunks before relayed ones: its destination gets a relayed
-  // chunk from that chunk's source too (on a fully connected fabric directly, one step later),
-  // so relaying first costs fc:8 All-Gather K = 4 a fifth step (1.27 x the bound, 1.01 now).
-  if (!unicast_ && !switch_routes_) {
-    origin_.assign(chunks_, -1);
-    for (ChunkId c = 0; c < chunks_; ++c)
-      if (collective_.sources(c).size() == 1) origin_[c] = collective_.sources(c)[0];
   }
   logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
@@ -139,17 +114,14 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     if (keep_transfers_) records_.reserve(static_cast<std::size_t>(npus_ - 1) * chunks_);
   }
   const std::size_t match_links = links_.size();
-  cursor_.assign(match_links, 0);
-  window_.assign(match_links * window_capacity_, WindowSlot{0, 0});
-  window_size_.assign(match_links, 0);
+  windows_.init(match_links, choice_.window_capacity());
   link_state_.assign(match_links, LinkState::kIdle);
-  draws_.assign(match_links, 0);
   // Threads only where picks are independent across destinations: copy chunks, no relays,
   // no in-flight arrival map (uniform in-links everywhere).
   const bool independent = !unicast_ && !relays_ && !switch_routes_ &&
                            std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(),
                                      1) == heterogeneous_ingress_.end();
-  match_threads_ = independent && holders_.empty() && threads > 1 ? 2 : 1;
+  match_threads_ = independent && !choice_.counts_holders() && threads > 1 ? 2 : 1;
   idle_out_.resize(npus_);
 }
 
@@ -347,9 +319,7 @@ void GreedyMatcher::find_multicast_ports() {
 }
 
 void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {
-  if (!holders_.empty() && ++holders_[chunk] == 2 && !sole_holdings_.empty() &&
-      collective_.sources(chunk).size() == 1)
-    --sole_holdings_[collective_.sources(chunk)[0]];
+  choice_.count_new_holder(chunk);
   if (heterogeneous_ingress_[dst]) {
     pending_.set(dst, chunk);
     note_coming(dst, chunk);
@@ -451,7 +421,7 @@ void GreedyMatcher::seed_initial_holdings() {
       for (NpuId src : collective_.sources(c)) {
         has_.set(src, c);
         note_coming(src, c);
-        if (!holders_.empty()) ++holders_[c];
+        choice_.count_initial_holder(c);
         logs_.push(src, c);
       }
       for (NpuId dst : collective_.destinations(c))
@@ -536,15 +506,16 @@ ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
   // Only chunks the source already held when the transfer started: anything later would not
   // be causal.
   const NpuId source = links_[flight.link].src;
-  WindowSlot* window = &window_[static_cast<std::size_t>(flight.link) * window_capacity_];
-  for (int i = 0; i < window_size_[flight.link]; ++i) {
+  WindowSlot* window = windows_.window(flight.link);
+  std::uint8_t& size = windows_.size(flight.link);
+  for (int i = 0; i < size; ++i) {
     const WindowSlot slot = window[i];
     if (slot.position < flight.source_log_length && offerable(flight.link, slot.chunk, now)) {
-      window[i] = window[--window_size_[flight.link]];
+      window[i] = window[--size];
       return slot.chunk;
     }
   }
-  for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
+  for (std::uint32_t i = windows_.cursor(flight.link); i < flight.source_log_length; ++i)
     if (offerable(flight.link, logs_.at(source, i), now)) return logs_.at(source, i);
   return -1;
 }
@@ -577,63 +548,6 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   deliver(v, chunk, now);
 }
 
-int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
-  if (!unicast_ && holders_.empty()) {
-    if (!origin_.empty()) {
-      const NpuId src = links_[link].src;
-      int own = -1;
-      std::uint32_t owns = 0;
-      for (int i = 0; i < size; ++i)
-        if (origin_[window[i].chunk] == src && (++owns == 1 || draw(link, owns) == 0)) own = i;
-      if (own >= 0) return own;
-    }
-    return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
-  }
-  // Rarest first on switch fabrics (a broadcast root keeps sending new chunks); for unicast
-  // the critical path first (the farthest destination). Seeded random among equals.
-  const NpuId src = links_[link].src;
-  auto score = [&](ChunkId c) -> std::int64_t {
-    if (unicast_) return remaining_distance(src, c);
-    // Own chunks first (see origin_), then the rarest.
-    const std::int64_t own = !origin_.empty() && origin_[c] == src ? std::int64_t{1} << 40 : 0;
-    return own - static_cast<std::int64_t>(holders_[c]);
-  };
-  if (switch_routes_) {
-    // Switch fabrics keep their one-pass reservoir draws, which their tests and tables pin down.
-    int best = 0;
-    std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
-    std::uint32_t ties = 0;
-    for (int i = 0; i < size; ++i) {
-      const std::int64_t s = score(window[i].chunk);
-      if (s > best_score) {
-        best_score = s;
-        best = i;
-        ties = 1;
-      } else if (s == best_score && draw(link, ++ties) == 0) {
-        best = i;
-      }
-    }
-    return best;
-  }
-  // One draw among the best-scoring entries (a draw per tie would cost a hash each).
-  std::array<std::int64_t, kMaxWindow> scores;
-  std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
-  std::uint32_t ties = 0;
-  for (int i = 0; i < size; ++i) {
-    scores[i] = score(window[i].chunk);
-    if (scores[i] > best_score) {
-      best_score = scores[i];
-      ties = 1;
-    } else if (scores[i] == best_score) {
-      ++ties;
-    }
-  }
-  std::uint32_t nth = ties > 1 ? draw(link, ties) : 0;
-  for (int i = 0; i < size; ++i)
-    if (scores[i] == best_score && nth-- == 0) return i;
-  return 0;
-}
-
 ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_size) {
   const MatchLink& l = links_[link];
   if (l.hops_begin >= 0 && !hops_free(link, now)) {
@@ -641,12 +555,12 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     return -2;
   }
   const Time arrival = now + l.arrival_delay;
-  WindowSlot* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
-  int size = window_size_[link];
+  WindowSlot* window = windows_.window(link);
+  int size = windows_.size(link);
   source_log_size = logs_.size(l.src);
-  std::uint32_t cursor = cursor_[link];
+  std::uint32_t cursor = windows_.cursor(link);
   auto refill = [&] {
-    while (size < window_capacity_ && cursor < source_log_size) {
+    while (size < windows_.capacity() && cursor < source_log_size) {
       const ChunkId c = logs_.at(l.src, cursor);
       if (offerable(link, c, arrival)) window[size++] = WindowSlot{cursor, c};
       ++cursor;
@@ -656,7 +570,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   // (v got them, they moved on, or they are on their way and this link only gets later).
   // Copy chunks are checked lazily, only when drawn: a uniform draw that rejects stale
   // entries is still uniform over the live ones, and it saves most of the memory traffic.
-  if (unicast_ || !holders_.empty()) {
+  if (choice_.ranks_window()) {
     for (int i = 0; i < size;) {
       if (offerable(link, window[i].chunk, arrival))
         ++i;
@@ -668,25 +582,25 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   while (true) {
     refill();
     if (size == 0) break;
-    const int choice = choose_from_window(link, window, size);
+    const int choice = choice_.choose(link, l.src, window, size, [this](NpuId npu, ChunkId c) {
+      return remaining_distance(npu, c);
+    });
     const ChunkId candidate = window[choice].chunk;
     window[choice] = window[--size];
-    if (unicast_ || !holders_.empty() || offerable(link, candidate, arrival)) {
+    if (choice_.ranks_window() || offerable(link, candidate, arrival)) {
       chunk = candidate;
       break;
     }
   }
-  cursor_[link] = cursor;
-  window_size_[link] = static_cast<std::uint8_t>(size);
+  windows_.cursor(link) = cursor;
+  windows_.size(link) = static_cast<std::uint8_t>(size);
   if (chunk < 0) {
     link_state_[link] = LinkState::kIdle;
     return -1;
   }
   link_state_[link] = LinkState::kBusy;
   if (l.hops_begin >= 0) reserve_hops(link, now);
-  if (!holders_.empty() && ++holders_[chunk] == 2 && !sole_holdings_.empty() &&
-      collective_.sources(chunk).size() == 1)
-    --sole_holdings_[collective_.sources(chunk)[0]];
+  choice_.count_new_holder(chunk);
   if (unicast_) {
     moving_[chunk] = 1;
   } else if (heterogeneous_ingress_[l.dst]) {
@@ -769,7 +683,7 @@ void GreedyMatcher::match_queued_links(Time now) {
     // receiver ports. Going destination by destination leaves ports unmatched every round;
     // offering whole shifts (every NPU u to u + s, fastest links first, shifts from a seeded
     // offset) gives permutations, a perfect matching wherever every link has something useful.
-    const std::uint64_t offset = mix(seed_ ^ (rounds_ << 20)) % static_cast<std::uint64_t>(npus_);
+    const std::uint64_t offset = mix64(seed_ ^ (rounds_ << 20)) % static_cast<std::uint64_t>(npus_);
     for (std::size_t i = 0; i < count; ++i) {
       const LinkId l = queued_[i];
       const std::uint64_t shift =
@@ -777,11 +691,10 @@ void GreedyMatcher::match_queued_links(Time now) {
           static_cast<std::uint64_t>(npus_);
       // Senders that alone hold some chunk (a broadcast root) go first: their port is what
       // every other NPU waits on.
-      const std::uint64_t sole =
-          !sole_holdings_.empty() && sole_holdings_[links_[l].src] > 0 ? 0 : 1;
+      const std::uint64_t sole = choice_.sole_holder(links_[l].src) ? 0 : 1;
       const std::uint64_t key =
           (static_cast<std::uint64_t>(links_[l].delay_rank) << 48) | (sole << 47) | (shift << 20) |
-          (mix(seed_ ^ (rounds_ << 32) ^ static_cast<std::uint64_t>(l)) >> 44);
+          (mix64(seed_ ^ (rounds_ << 32) ^ static_cast<std::uint64_t>(l)) >> 44);
       sort_keys_[i] = {key, l};
     }
     queued_.clear();
@@ -807,11 +720,11 @@ void GreedyMatcher::match_queued_links(Time now) {
   sort_keys_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const LinkId l = queued_[i];
-    const std::uint64_t key =
-        (static_cast<std::uint64_t>(links_[l].dst) << 40) |
-        (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
-        (mix(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^ static_cast<std::uint64_t>(l)) >>
-         40);
+    const std::uint64_t key = (static_cast<std::uint64_t>(links_[l].dst) << 40) |
+                              (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
+                              (mix64(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^
+                                     static_cast<std::uint64_t>(l)) >>
+                               40);
     sort_keys_[i] = {key, l};
   }
   queued_.clear();
@@ -863,7 +776,7 @@ void GreedyMatcher::match_queued_links(Time now) {
 }
 
 void GreedyMatcher::prefetch_link(LinkId link) const {
-  logs_.prefetch(links_[link].src, cursor_[link]);
+  logs_.prefetch(links_[link].src, windows_.cursor(link));
 }
 
 void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {

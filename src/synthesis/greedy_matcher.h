@@ -8,47 +8,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../common/mix64.h"
 #include "chunk_logs.h"
+#include "matcher/bit_matrix.h"
+#include "matcher/chunk_choice.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos::detail {
-
-// One bit per (row, column), rows stored contiguously.
-class BitMatrix {
- public:
-  void resize(int rows, int columns) {
-    words_per_row_ = (static_cast<std::size_t>(columns) + 63) / 64;
-    bits_.assign(static_cast<std::size_t>(rows) * words_per_row_, 0);
-  }
-  bool test(int row, int column) const { return (bits_[index(row, column)] >> (column & 63)) & 1U; }
-  void set(int row, int column) { bits_[index(row, column)] |= std::uint64_t{1} << (column & 63); }
-  void reset(int row, int column) {
-    bits_[index(row, column)] &= ~(std::uint64_t{1} << (column & 63));
-  }
-  void prefetch(int row, int column) const { __builtin_prefetch(&bits_[index(row, column)]); }
-  // True when rows `a` of this and `b` of `other` share a set bit (same column count).
-  bool intersects(int a, const BitMatrix& other, int b) const {
-    const std::uint64_t* x = &bits_[static_cast<std::size_t>(a) * words_per_row_];
-    const std::uint64_t* y = &other.bits_[static_cast<std::size_t>(b) * words_per_row_];
-    for (std::size_t i = 0; i < words_per_row_; ++i)
-      if (x[i] & y[i]) return true;
-    return false;
-  }
-
- private:
-  std::size_t index(int row, int column) const {
-    return static_cast<std::size_t>(row) * words_per_row_ + (static_cast<std::size_t>(column) >> 6);
-  }
-  std::size_t words_per_row_ = 0;
-  std::vector<std::uint64_t> bits_;
-};
-
-// Copy collectives on more NPUs than this (other than Broadcast) draw chunks uniformly instead of
-// rarest first: the same quality at that scale, a quarter less synthesis time.
-inline constexpr int kRarestFirstNpus = 1024;
-// The most candidates a link's window holds (window sizes are stored in a byte).
-inline constexpr int kMaxWindow = 32;
 
 class GreedyMatcher {
  public:
@@ -124,15 +89,6 @@ class GreedyMatcher {
   // Records the transfer (one per receiver of a multicast message) and schedules its events.
   void start(const Started& started, Time now);
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
-  // Seeded randomness that depends only on (seed, link, how often the link drew), never on the
-  // order links are visited in, so threads cannot change the result.
-  static std::uint64_t mix(std::uint64_t x) { return mix64(x); }
-  std::uint32_t draw(LinkId link, std::uint32_t n) {
-    const std::uint64_t x = mix(seed_ ^ (static_cast<std::uint64_t>(link) << 32) ^ ++draws_[link]);
-    return static_cast<std::uint32_t>(((x >> 32) * n) >> 32);
-  }
-  struct WindowSlot;
-  int choose_from_window(LinkId link, const WindowSlot* window, int size);
   void prefetch_link(LinkId link) const;
   ChunkId find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
@@ -142,8 +98,7 @@ class GreedyMatcher {
   LinkModel model_;
   std::uint64_t seed_;
   int match_threads_ = 1;
-  std::uint64_t rounds_ = 0;          // matching rounds so far
-  std::vector<std::uint32_t> draws_;  // per link, random draws so far
+  std::uint64_t rounds_ = 0;  // matching rounds so far
   MatchOutput outputs_[2];
   bool keep_transfers_;
   const ProgressCallback& progress_;
@@ -151,7 +106,6 @@ class GreedyMatcher {
   int npus_ = 0;
   int chunks_ = 0;
   int members_ = 0;
-  int window_capacity_ = 8;
   // Unicast chunks (one destination each) move: one holder at a time, forwarded only to a
   // neighbour strictly closer to the destination. Copy chunks spread to every member.
   bool unicast_ = false;
@@ -214,14 +168,9 @@ class GreedyMatcher {
   void note_coming(NpuId npu, ChunkId chunk) {
     if (!domain_of_.empty() && domain_of_[npu] >= 0) covered_.set(domain_of_[npu], chunk);
   }
-  std::vector<int> domain_of_;   // per NPU: its fast domain, or -1
-  std::vector<char> slow_link_;  // per link: into a domain, slower than the domain's links
-  BitMatrix covered_;            // [domain][chunk]: some member has it or is getting it
-  // Switch fabrics, copy collectives: per chunk, NPUs that have it or are getting it (empty
-  // elsewhere: there the draw stays uniform, the TACOS paper's rule).
-  std::vector<std::int32_t> holders_;
-  std::vector<NpuId> origin_;                // per chunk: its one source, or -1
-  std::vector<std::int32_t> sole_holdings_;  // per NPU: chunks only it has (switch fabrics)
+  std::vector<int> domain_of_;    // per NPU: its fast domain, or -1
+  std::vector<char> slow_link_;   // per link: into a domain, slower than the domain's links
+  BitMatrix covered_;             // [domain][chunk]: some member has it or is getting it
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
@@ -238,17 +187,9 @@ class GreedyMatcher {
   bool pending(NpuId npu, ChunkId chunk) const {
     return heterogeneous_ingress_[npu] && pending_.test(npu, chunk);
   }
-  ChunkLogs logs_;                     // per NPU, chunks in arrival order
-  std::vector<std::uint32_t> cursor_;  // per link, into logs_ of src
-  // Per link, window_capacity_ slots of positions in the src log: positions, not chunk ids, so
-  // that a replacement can tell whether the source held the chunk when a transfer started.
-  // The chunk id rides along so that drawing from the window does not touch the log.
-  struct WindowSlot {
-    std::uint32_t position;
-    ChunkId chunk;
-  };
-  std::vector<WindowSlot> window_;
-  std::vector<std::uint8_t> window_size_;  // per link
+  ChunkLogs logs_;       // per NPU, chunks in arrival order
+  LinkWindows windows_;  // per link: cursor into its source's log, window of candidates
+  ChunkChoice choice_;   // which window entry a link sends
   std::vector<LinkState> link_state_;
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
