@@ -59,7 +59,8 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
                                link_busy_time(model, link.latency_ps, serialization), 0});
   }
-  if (topology.switches() > 0) add_switch_routes(topology, chunk_bytes);
+  if (topology.switches() > 0)
+    switch_routes_ = ports_.add_routes(topology, model, chunk_bytes, links_);
   std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
     return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
   });
@@ -125,108 +126,6 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   idle_out_.resize(npus_);
 }
 
-void GreedyMatcher::add_switch_routes(const Topology& topology, Bytes chunk_bytes) {
-  const SwitchRoutes& routes = topology.switch_routes();
-  if (routes.num_switch_pairs() == 0) return;
-  switch_routes_ = true;
-  port_free_.assign(topology.num_links(), 0);
-  port_wake_at_.assign(topology.num_links(), -1);
-  port_waiters_.resize(topology.num_links());
-  std::vector<Time> serialization(topology.num_links());
-  for (LinkId l = 0; l < topology.num_links(); ++l)
-    serialization[l] = serialization_time(chunk_bytes, topology.link(l).bandwidth_gbps);
-  auto route_delay = [&](std::span<const LinkId> route) {
-    Time delay = 0;
-    for (LinkId hop : route) delay += topology.link(hop).latency_ps + serialization[hop];
-    return delay;
-  };
-
-  // Fast domains (see find_fast_domains): the switch an NPU's fastest in-routes come down from.
-  constexpr Time kNever = std::numeric_limits<Time>::max();
-  std::vector<Time> fastest(npus_, kNever);
-  std::vector<DeviceId> domain(npus_, -1);  // a switch id, or -1
-  std::vector<char> mixed(npus_, 0);
-  for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const Link& link = topology.link(l);
-    if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
-    const Time delay = link.latency_ps + serialization[l];
-    if (delay <= fastest[link.dst]) mixed[link.dst] = 1;  // a direct link is among the fastest
-    fastest[link.dst] = std::min(fastest[link.dst], delay);
-  }
-  for (NpuId src = 0; src < npus_; ++src) {
-    const auto peers = routes.switch_peers(src);
-    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      const auto route = routes.switch_route(src, p);
-      const NpuId dst = peers[p];
-      const Time delay = route_delay(route);
-      const DeviceId last = topology.link(route.back()).src;
-      if (delay < fastest[dst]) {
-        fastest[dst] = delay;
-        domain[dst] = last;
-        mixed[dst] = 0;
-      } else if (delay == fastest[dst] && domain[dst] != last) {
-        mixed[dst] = 1;
-      }
-    }
-  }
-  for (NpuId v = 0; v < npus_; ++v)
-    if (mixed[v]) domain[v] = -1;
-  // Position of each NPU among its domain's members (ids ascending).
-  std::vector<int> position(npus_, 0);
-  {
-    std::vector<int> count(topology.devices(), 0);
-    for (NpuId v = 0; v < npus_; ++v)
-      if (domain[v] >= 0) position[v] = count[domain[v]]++;
-  }
-  // A slower route into a domain is kept to one member per (sender, domain): the fewest hops,
-  // then the member at the sender's own position (the same rail of a DGX cluster), then the
-  // lowest id. The rest of the domain gets the chunk over its fast switch, so the slow fabric
-  // carries each chunk into a domain once (NCCL's PXN does the same) and the matcher has
-  // (NPUs x domains) rather than NPUs^2 slow routes to consider.
-  std::vector<int> chosen(topology.devices(), -1);  // per domain switch: peer index
-  std::vector<DeviceId> touched;
-  for (NpuId src = 0; src < npus_; ++src) {
-    const auto peers = routes.switch_peers(src);
-    auto better = [&](int p, int q) {
-      const auto rp = routes.switch_route(src, p), rq = routes.switch_route(src, q);
-      if (rp.size() != rq.size()) return rp.size() < rq.size();
-      const bool p_match = position[peers[p]] == position[src];
-      const bool q_match = position[peers[q]] == position[src];
-      if (p_match != q_match) return p_match;
-      return peers[p] < peers[q];
-    };
-    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      const NpuId dst = peers[p];
-      const DeviceId d = domain[dst];
-      if (d < 0 || d == domain[src] || route_delay(routes.switch_route(src, p)) == fastest[dst])
-        continue;
-      if (chosen[d] < 0) touched.push_back(d);
-      if (chosen[d] < 0 || better(p, chosen[d])) chosen[d] = p;
-    }
-    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      const NpuId dst = peers[p];
-      const DeviceId d = domain[dst];
-      const auto route = routes.switch_route(src, p);
-      if (d >= 0 && d != domain[src] && route_delay(route) != fastest[dst] && chosen[d] != p)
-        continue;
-      MatchLink link{src, dst, 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
-      Time offset = 0;
-      for (LinkId hop : route) {
-        const Link& physical = topology.link(hop);
-        hops_.push_back(
-            Hop{hop, offset, link_busy_time(model_, physical.latency_ps, serialization[hop])});
-        offset += physical.latency_ps + serialization[hop];
-      }
-      link.hops_end = static_cast<std::int32_t>(hops_.size());
-      link.arrival_delay = offset;
-      link.busy_delay = hops_[link.hops_begin].busy;
-      links_.push_back(link);
-    }
-    for (DeviceId d : touched) chosen[d] = -1;
-    touched.clear();
-  }
-}
-
 void GreedyMatcher::find_fast_domains() {
   // Domain of v: the switch its fastest in-links (all switch routes) come down from, when
   // they all come down from the same one.
@@ -243,11 +142,11 @@ void GreedyMatcher::find_fast_domains() {
     bool single = true;
     for (int l = in_begin_[v]; l < in_begin_[v + 1] && single; ++l) {
       if (links_[l].delay_rank != fastest) continue;
-      if (links_[l].hops_begin < 0) {
+      if (!links_[l].switch_route()) {
         single = false;
         break;
       }
-      const DeviceId s = topology_.link(hops_[links_[l].hops_end - 1].link).src;
+      const DeviceId s = topology_.link(ports_.last_hop(links_[l])).src;
       if (domain_switch >= 0 && s != domain_switch) single = false;
       domain_switch = s;
     }
@@ -277,28 +176,6 @@ void GreedyMatcher::find_fast_domains() {
   covered_.resize(domains, chunks_);
 }
 
-bool GreedyMatcher::hops_free(LinkId link, Time now) {
-  const MatchLink& l = links_[link];
-  for (std::int32_t h = l.hops_begin; h < l.hops_end; ++h) {
-    const Hop& hop = hops_[h];
-    if (port_free_[hop.link] <= now + hop.offset) continue;
-    const Time wake = port_free_[hop.link] - hop.offset;
-    if (port_wake_at_[hop.link] < now || wake < port_wake_at_[hop.link]) {
-      port_wake_at_[hop.link] = wake;
-      schedule(wake, kPortEventBit | static_cast<std::uint32_t>(hop.link));
-    }
-    port_waiters_[hop.link].push_back(link);
-    return false;
-  }
-  return true;
-}
-
-void GreedyMatcher::reserve_hops(LinkId link, Time now) {
-  const MatchLink& l = links_[link];
-  for (std::int32_t h = l.hops_begin; h < l.hops_end; ++h)
-    port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
-}
-
 void GreedyMatcher::find_multicast_ports() {
   multicast_port_.assign(links_.size(), -1);
   port_fanout_.assign(topology_.num_links(), {});
@@ -306,7 +183,7 @@ void GreedyMatcher::find_multicast_ports() {
   for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) {
     const MatchLink& link = links_[l];
     if (link.hops_begin < 0 || link.hops_end - link.hops_begin < 2) continue;
-    const LinkId port = hops_[link.hops_begin].link;
+    const LinkId port = ports_.first_hop(link);
     if (!topology_.is_multicast(topology_.link(port).dst)) continue;
     multicast_port_[l] = port;
     port_fanout_[port].push_back(l);
@@ -340,12 +217,8 @@ void GreedyMatcher::add_multicast_members(LinkId link, ChunkId chunk, Time now) 
     const MatchLink& member = links_[m];
     const Time arrival = now + member.arrival_delay;
     if (!offerable(m, chunk, arrival)) continue;
-    bool free = true;
-    for (std::int32_t h = member.hops_begin + 1; h < member.hops_end && free; ++h)
-      free = port_free_[hops_[h].link] <= now + hops_[h].offset;
-    if (!free) continue;
-    for (std::int32_t h = member.hops_begin + 1; h < member.hops_end; ++h)
-      port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
+    if (!ports_.free_in_time(member, now, 1)) continue;
+    ports_.reserve(member, now, 1);
     mark_on_way(member.dst, chunk, arrival);
     member_links_.push_back(m);
   }
@@ -525,7 +398,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   free_flights_.push_back(flight_index);
   const NpuId v = links_[flight.link].dst;
   ChunkId chunk = flight.chunk;
-  if (model_ == LinkModel::kTacos && links_[flight.link].hops_begin < 0) queue_link(flight.link);
+  if (model_ == LinkModel::kTacos && !links_[flight.link].switch_route()) queue_link(flight.link);
   if (unicast_) {
     moving_[chunk] = 0;
     deliver(v, chunk, now);
@@ -550,10 +423,13 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
 
 ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_size) {
   const MatchLink& l = links_[link];
-  if (l.hops_begin >= 0 && !hops_free(link, now)) {
-    link_state_[link] = LinkState::kIdle;
-    return -2;
-  }
+  if (l.switch_route())
+    if (const auto wait = ports_.wait_for_hops(link, l, now)) {
+      if (wait->new_wake)
+        schedule(wait->free_at, kPortEventBit | static_cast<std::uint32_t>(wait->port));
+      link_state_[link] = LinkState::kIdle;
+      return -2;
+    }
   const Time arrival = now + l.arrival_delay;
   WindowSlot* window = windows_.window(link);
   int size = windows_.size(link);
@@ -599,7 +475,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     return -1;
   }
   link_state_[link] = LinkState::kBusy;
-  if (l.hops_begin >= 0) reserve_hops(link, now);
+  if (l.switch_route()) ports_.reserve(l, now);
   choice_.count_new_holder(chunk);
   if (unicast_) {
     moving_[chunk] = 1;
@@ -647,7 +523,7 @@ void GreedyMatcher::start(const Started& started, Time now) {
   };
   fly(link);
   for (std::uint32_t k = started.members_begin; k < started.members_end; ++k) fly(member_links_[k]);
-  if (model_ == LinkModel::kAstra || l.hops_begin >= 0)
+  if (model_ == LinkModel::kAstra || l.switch_route())
     schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
 }
 
@@ -679,24 +555,7 @@ void GreedyMatcher::match_queued_links(Time now) {
   ++rounds_;
   sort_keys_.resize(count);
   if (switch_routes_) {
-    // Links share switch ports here, so one round is a matching of free sender ports to free
-    // receiver ports. Going destination by destination leaves ports unmatched every round;
-    // offering whole shifts (every NPU u to u + s, fastest links first, shifts from a seeded
-    // offset) gives permutations, a perfect matching wherever every link has something useful.
-    const std::uint64_t offset = mix64(seed_ ^ (rounds_ << 20)) % static_cast<std::uint64_t>(npus_);
-    for (std::size_t i = 0; i < count; ++i) {
-      const LinkId l = queued_[i];
-      const std::uint64_t shift =
-          (static_cast<std::uint64_t>(links_[l].dst - links_[l].src + 2 * npus_) + offset) %
-          static_cast<std::uint64_t>(npus_);
-      // Senders that alone hold some chunk (a broadcast root) go first: their port is what
-      // every other NPU waits on.
-      const std::uint64_t sole = choice_.sole_holder(links_[l].src) ? 0 : 1;
-      const std::uint64_t key =
-          (static_cast<std::uint64_t>(links_[l].delay_rank) << 48) | (sole << 47) | (shift << 20) |
-          (mix64(seed_ ^ (rounds_ << 32) ^ static_cast<std::uint64_t>(l)) >> 44);
-      sort_keys_[i] = {key, l};
-    }
+    ports_.order_round(queued_, links_, choice_, seed_, rounds_, npus_, sort_keys_);
     queued_.clear();
     std::sort(sort_keys_.begin(), sort_keys_.end());
     outputs_[0].clear();
@@ -868,11 +727,9 @@ void GreedyMatcher::run() {
       if (event & kFreeEventBit) {
         queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
       } else if (event & kPortEventBit) {
-        const LinkId port = static_cast<LinkId>(event & ~kPortEventBit);
-        if (port_wake_at_[port] == now) port_wake_at_[port] = -1;
-        for (LinkId l : port_waiters_[port])
+        ports_.wake(static_cast<LinkId>(event & ~kPortEventBit), now, [&](LinkId l) {
           if (link_state_[l] == LinkState::kIdle) queue_link(l);
-        port_waiters_[port].clear();
+        });
       }
     }
     bucket.clear();

@@ -11,6 +11,8 @@
 #include "chunk_logs.h"
 #include "matcher/bit_matrix.h"
 #include "matcher/chunk_choice.h"
+#include "matcher/match_link.h"
+#include "matcher/switch_ports.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos::detail {
@@ -121,27 +123,6 @@ class GreedyMatcher {
   std::vector<char> moving_;        // unicast: chunk in flight
   std::vector<NpuId> destination_;  // unicast: each chunk's destination
 
-  struct MatchLink {
-    NpuId src, dst;
-    Time arrival_delay;  // latency + serialization (every hop of a switch route)
-    Time busy_delay;     // per link model (a switch route: its first hop)
-    std::uint16_t delay_rank;
-    std::int32_t hops_begin = -1;  // switch routes: into hops_, else -1
-    std::int32_t hops_end = -1;
-  };
-  // One physical link of a switch route: when a message started at t reaches it (t + offset,
-  // store-and-forward, never waiting: the matcher only sends when every hop is free in time)
-  // and how long it keeps it busy.
-  struct Hop {
-    LinkId link;
-    Time offset;
-    Time busy;
-  };
-  void add_switch_routes(const Topology& topology, Bytes chunk_bytes);
-  // Switch routes: true when every hop of `link` is free when a message started now reaches
-  // it; otherwise the link waits on the first busy hop.
-  bool hops_free(LinkId link, Time now);
-  void reserve_hops(LinkId link, Time now);
   // Multicast switches (DESIGN.md "Switch fabrics"): a route whose first hop enters a multicast
   // switch shares that hop with the sender's other routes through it. After a round is matched
   // (as for unicast), each message `link` started with `chunk` takes every such route to an NPU
@@ -155,10 +136,8 @@ class GreedyMatcher {
   std::vector<std::vector<LinkId>> port_fanout_;  // per physical link: matcher links on it
   std::vector<LinkId> member_links_;              // this round's multicast members
   std::int32_t multicast_groups_ = 0;
-  std::vector<Hop> hops_;
-  std::vector<Time> port_free_;                    // per physical link
-  std::vector<Time> port_wake_at_;                 // per physical link: a pending wake event
-  std::vector<std::vector<LinkId>> port_waiters_;  // per physical link
+  // Switch routes' physical hops and when each is free (switch_ports.h).
+  SwitchPorts ports_;
   bool switch_routes_ = false;
   // Fast domains: an NPU whose fastest in-links come through one switch (the NVSwitch of a
   // DGX node) gets a chunk cheaply from any NPU on it. A slower link into it (a NIC rail) only
