@@ -105,7 +105,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
                switch_routes_);
   if (switch_routes_ && !unicast_) {
     find_fast_domains();
-    if (topology.multicast_switches() > 0) find_multicast_ports();
+    if (topology.multicast_switches() > 0) fanout_.init(topology, links_, ports_);
   }
   logs_.init(npus_, chunks_);
   // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
@@ -176,25 +176,6 @@ void GreedyMatcher::find_fast_domains() {
   covered_.resize(domains, chunks_);
 }
 
-void GreedyMatcher::find_multicast_ports() {
-  multicast_port_.assign(links_.size(), -1);
-  port_fanout_.assign(topology_.num_links(), {});
-  bool any = false;
-  for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) {
-    const MatchLink& link = links_[l];
-    if (link.hops_begin < 0 || link.hops_end - link.hops_begin < 2) continue;
-    const LinkId port = ports_.first_hop(link);
-    if (!topology_.is_multicast(topology_.link(port).dst)) continue;
-    multicast_port_[l] = port;
-    port_fanout_[port].push_back(l);
-    any = true;
-  }
-  if (!any) {
-    multicast_port_.clear();
-    port_fanout_.clear();
-  }
-}
-
 void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {
   choice_.count_new_holder(chunk);
   if (heterogeneous_ingress_[dst]) {
@@ -205,22 +186,6 @@ void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {
   } else {
     has_.set(dst, chunk);
     note_coming(dst, chunk);
-  }
-}
-
-void GreedyMatcher::add_multicast_members(LinkId link, ChunkId chunk, Time now) {
-  // Every other route of the sender through the same entry port: it joins when its receiver
-  // can use the chunk and each of its later hops (the switch's out-port and beyond) is free
-  // when the copy gets there, so the plan still never queues.
-  for (LinkId m : port_fanout_[multicast_port_[link]]) {
-    if (m == link) continue;
-    const MatchLink& member = links_[m];
-    const Time arrival = now + member.arrival_delay;
-    if (!offerable(m, chunk, arrival)) continue;
-    if (!ports_.free_in_time(member, now, 1)) continue;
-    ports_.reserve(member, now, 1);
-    mark_on_way(member.dst, chunk, arrival);
-    member_links_.push_back(m);
   }
 }
 
@@ -496,7 +461,7 @@ void GreedyMatcher::start(const Started& started, Time now) {
   const ChunkId chunk = started.chunk;
   const MatchLink& l = links_[link];
   const bool multicast = started.members_end > started.members_begin;
-  const std::int32_t group = multicast ? multicast_groups_++ : -1;
+  const std::int32_t group = multicast ? fanout_.new_group() : -1;
   // One transfer per receiver; a multicast message's copies share the start and the entry hop.
   auto fly = [&](LinkId on) {
     const MatchLink& route = links_[on];
@@ -522,7 +487,8 @@ void GreedyMatcher::start(const Started& started, Time now) {
     schedule(arrival, flight_index);
   };
   fly(link);
-  for (std::uint32_t k = started.members_begin; k < started.members_end; ++k) fly(member_links_[k]);
+  for (std::uint32_t k = started.members_begin; k < started.members_end; ++k)
+    fly(fanout_.member(k));
   if (model_ == LinkModel::kAstra || l.switch_route())
     schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
 }
@@ -535,14 +501,12 @@ void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now, Ma
     if (i + kAhead < end) prefetch_link(sort_keys_[i + kAhead].second);
     const LinkId link = sort_keys_[i].second;
     std::uint32_t source_log_size = 0;
-    const auto members_begin = static_cast<std::uint32_t>(member_links_.size());
     const ChunkId chunk = pick(link, now, source_log_size);
     if (chunk == -2) continue;  // waits on a hop of its switch route
     if (chunk < 0)
       out.idle.push_back(link);
     else
-      out.started.push_back(Started{link, chunk, source_log_size, members_begin,
-                                    static_cast<std::uint32_t>(member_links_.size())});
+      out.started.push_back(Started{link, chunk, source_log_size});
   }
 }
 
@@ -559,19 +523,20 @@ void GreedyMatcher::match_queued_links(Time now) {
     queued_.clear();
     std::sort(sort_keys_.begin(), sort_keys_.end());
     outputs_[0].clear();
-    member_links_.clear();
     match_range(0, count, now, outputs_[0]);
-    // Multicast fills what the round left free: each message through a multicast switch takes
-    // every receiver behind it that can still use its chunk and whose ports are free in time.
-    // After the round rather than at each pick, so that the round's matching of senders to
-    // receivers (rarest chunk first per sender) is the unicast one.
-    if (!multicast_port_.empty())
+    // Multicast fills what the round left free (multicast_fanout.h).
+    if (fanout_.active()) {
+      fanout_.clear_members();
       for (Started& started : outputs_[0].started) {
-        if (multicast_port_[started.link] < 0) continue;
-        started.members_begin = static_cast<std::uint32_t>(member_links_.size());
-        add_multicast_members(started.link, started.chunk, now);
-        started.members_end = static_cast<std::uint32_t>(member_links_.size());
+        if (!fanout_.enters_multicast(started.link)) continue;
+        started.members_begin = fanout_.members_end();
+        fanout_.add_members(
+            started.link, now, links_, ports_,
+            [&](LinkId m, Time arrival) { return offerable(m, started.chunk, arrival); },
+            [&](LinkId m, Time arrival) { mark_on_way(links_[m].dst, started.chunk, arrival); });
+        started.members_end = fanout_.members_end();
       }
+    }
     for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
     for (const Started& started : outputs_[0].started) start(started, now);
     return;
@@ -756,7 +721,7 @@ Algorithm GreedyMatcher::take_algorithm() {
   Algorithm algorithm(collective_);
   algorithm.reserve(records_.size());
   // A multicast message keeps its group while two or more of its copies are kept.
-  std::vector<std::int32_t> kept_copies(static_cast<std::size_t>(multicast_groups_), 0);
+  std::vector<std::int32_t> kept_copies(static_cast<std::size_t>(fanout_.groups()), 0);
   for (const Record& r : records_)
     if (r.kept && r.multicast >= 0) ++kept_copies[r.multicast];
   for (const Record& r : records_)

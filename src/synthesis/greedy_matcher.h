@@ -12,6 +12,7 @@
 #include "matcher/bit_matrix.h"
 #include "matcher/chunk_choice.h"
 #include "matcher/match_link.h"
+#include "matcher/multicast_fanout.h"
 #include "matcher/switch_ports.h"
 #include "tacos/synthesis/synthesizer.h"
 
@@ -72,7 +73,7 @@ class GreedyMatcher {
     LinkId link;
     ChunkId chunk;
     std::uint32_t source_log_size;
-    // Multicast: the other links of the message, [members_begin, members_end) of member_links_.
+    // Multicast: the other links of the message, members [members_begin, members_end) of fanout_.
     std::uint32_t members_begin = 0;
     std::uint32_t members_end = 0;
   };
@@ -123,19 +124,9 @@ class GreedyMatcher {
   std::vector<char> moving_;        // unicast: chunk in flight
   std::vector<NpuId> destination_;  // unicast: each chunk's destination
 
-  // Multicast switches (DESIGN.md "Switch fabrics"): a route whose first hop enters a multicast
-  // switch shares that hop with the sender's other routes through it. After a round is matched
-  // (as for unicast), each message `link` started with `chunk` takes every such route to an NPU
-  // that can use the chunk and whose later hops are still free in time (appended to
-  // member_links_): one entry-port occupancy, many copies, in ports the round left free.
-  void add_multicast_members(LinkId link, ChunkId chunk, Time now);
   // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
   void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
-  void find_multicast_ports();
-  std::vector<LinkId> multicast_port_;            // per matcher link: shared first hop, or -1
-  std::vector<std::vector<LinkId>> port_fanout_;  // per physical link: matcher links on it
-  std::vector<LinkId> member_links_;              // this round's multicast members
-  std::int32_t multicast_groups_ = 0;
+  MulticastFanout fanout_;  // copies of one message through a multicast switch
   // Switch routes' physical hops and when each is free (switch_ports.h).
   SwitchPorts ports_;
   bool switch_routes_ = false;
