@@ -104,7 +104,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   choice_.init(collective, npus_, links_.size(), seed, unicast_, topology.switches() > 0,
                switch_routes_);
   if (switch_routes_ && !unicast_) {
-    find_fast_domains();
+    domains_.init(topology, links_, in_begin_, ports_, chunks_);
     if (topology.multicast_switches() > 0) fanout_.init(topology, links_, ports_);
   }
   logs_.init(npus_, chunks_);
@@ -126,66 +126,16 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   idle_out_.resize(npus_);
 }
 
-void GreedyMatcher::find_fast_domains() {
-  // Domain of v: the switch its fastest in-links (all switch routes) come down from, when
-  // they all come down from the same one.
-  std::vector<DeviceId> last_switch(npus_, -1);
-  domain_of_.assign(npus_, -1);
-  std::vector<int> domain_index(topology_.devices(), -1);
-  int domains = 0;
-  for (NpuId v = 0; v < npus_; ++v) {
-    if (in_begin_[v] == in_begin_[v + 1]) continue;
-    std::uint16_t fastest = std::numeric_limits<std::uint16_t>::max();
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      fastest = std::min(fastest, links_[l].delay_rank);
-    DeviceId domain_switch = -1;
-    bool single = true;
-    for (int l = in_begin_[v]; l < in_begin_[v + 1] && single; ++l) {
-      if (links_[l].delay_rank != fastest) continue;
-      if (!links_[l].switch_route()) {
-        single = false;
-        break;
-      }
-      const DeviceId s = topology_.link(ports_.last_hop(links_[l])).src;
-      if (domain_switch >= 0 && s != domain_switch) single = false;
-      domain_switch = s;
-    }
-    if (!single || domain_switch < 0) continue;
-    if (domain_index[domain_switch] < 0) domain_index[domain_switch] = domains++;
-    domain_of_[v] = domain_index[domain_switch];
-  }
-  if (domains == 0) {
-    domain_of_.clear();
-    return;
-  }
-  slow_link_.assign(links_.size(), 0);
-  bool any_slow = false;
-  for (NpuId v = 0; v < npus_; ++v) {
-    if (domain_of_[v] < 0) continue;
-    std::uint16_t fastest = std::numeric_limits<std::uint16_t>::max();
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      fastest = std::min(fastest, links_[l].delay_rank);
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      if (links_[l].delay_rank != fastest) slow_link_[l] = any_slow = true;
-  }
-  if (!any_slow) {
-    domain_of_.clear();
-    slow_link_.clear();
-    return;
-  }
-  covered_.resize(domains, chunks_);
-}
-
 void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {
   choice_.count_new_holder(chunk);
   if (heterogeneous_ingress_[dst]) {
     pending_.set(dst, chunk);
-    note_coming(dst, chunk);
+    domains_.note_coming(dst, chunk);
     auto [it, inserted] = pending_arrival_.try_emplace(pair_key(dst, chunk), arrival);
     if (!inserted) it->second = std::min(it->second, arrival);
   } else {
     has_.set(dst, chunk);
-    note_coming(dst, chunk);
+    domains_.note_coming(dst, chunk);
   }
 }
 
@@ -258,7 +208,7 @@ void GreedyMatcher::seed_initial_holdings() {
     for (ChunkId c = 0; c < chunks_; ++c) {
       for (NpuId src : collective_.sources(c)) {
         has_.set(src, c);
-        note_coming(src, c);
+        domains_.note_coming(src, c);
         choice_.count_initial_holder(c);
         logs_.push(src, c);
       }
@@ -298,7 +248,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
     reached_destination = npu == destination_[chunk];
   } else {
     has_.set(npu, chunk);
-    note_coming(npu, chunk);
+    domains_.note_coming(npu, chunk);
     reached_destination = member_index_[npu] >= 0;
     if (relays_ && reached_destination) lacking_.reset(chunk, member_index_[npu]);
   }
@@ -332,7 +282,7 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
   if (!useful(link, chunk)) return false;
   if (unicast_) return true;
   const NpuId v = links_[link].dst;
-  if (!slow_link_.empty() && slow_link_[link] && covered_.test(domain_of_[v], chunk)) return false;
+  if (domains_.covered(link, v, chunk)) return false;
   if (!pending(v, chunk)) return true;
   // Already on its way to v: only a faster delivery is worth a second copy.
   if (!heterogeneous_ingress_[v]) return false;
@@ -446,12 +396,12 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     moving_[chunk] = 1;
   } else if (heterogeneous_ingress_[l.dst]) {
     pending_.set(l.dst, chunk);
-    note_coming(l.dst, chunk);
+    domains_.note_coming(l.dst, chunk);
     auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
     if (!inserted) it->second = std::min(it->second, arrival);
   } else {
     has_.set(l.dst, chunk);
-    note_coming(l.dst, chunk);
+    domains_.note_coming(l.dst, chunk);
   }
   return chunk;
 }

@@ -11,6 +11,7 @@
 #include "chunk_logs.h"
 #include "matcher/bit_matrix.h"
 #include "matcher/chunk_choice.h"
+#include "matcher/fast_domains.h"
 #include "matcher/match_link.h"
 #include "matcher/multicast_fanout.h"
 #include "matcher/switch_ports.h"
@@ -130,17 +131,8 @@ class GreedyMatcher {
   // Switch routes' physical hops and when each is free (switch_ports.h).
   SwitchPorts ports_;
   bool switch_routes_ = false;
-  // Fast domains: an NPU whose fastest in-links come through one switch (the NVSwitch of a
-  // DGX node) gets a chunk cheaply from any NPU on it. A slower link into it (a NIC rail) only
-  // offers chunks that nobody in that domain has or is getting, so each chunk crosses the
-  // slow fabric into a domain once and spreads inside it over the fast switch.
-  void find_fast_domains();
-  void note_coming(NpuId npu, ChunkId chunk) {
-    if (!domain_of_.empty() && domain_of_[npu] >= 0) covered_.set(domain_of_[npu], chunk);
-  }
-  std::vector<int> domain_of_;    // per NPU: its fast domain, or -1
-  std::vector<char> slow_link_;   // per link: into a domain, slower than the domain's links
-  BitMatrix covered_;             // [domain][chunk]: some member has it or is getting it
+  // A slower way into a fast domain only for chunks the domain lacks (fast_domains.h).
+  FastDomains domains_;
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
