@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <span>
 #include <system_error>
@@ -235,10 +236,18 @@ void GreedyMatcher::schedule(Time time, std::uint32_t event) {
   it->second.push_back(event);
 }
 
-void GreedyMatcher::queue_link(LinkId link) {
+void GreedyMatcher::queue_link(LinkId link, std::vector<LinkId>& queue) {
   if (link_state_[link] == LinkState::kQueued) return;
   link_state_[link] = LinkState::kQueued;
-  queued_.push_back(link);
+  queue.push_back(link);
+}
+
+void GreedyMatcher::receive(NpuId npu, ChunkId chunk, std::vector<LinkId>& queue) {
+  logs_.push(npu, chunk);
+  // New data at `npu`: its idle out-links may have something to send again.
+  for (LinkId l : idle_out_[npu])
+    if (link_state_[l] == LinkState::kIdle) queue_link(l, queue);
+  idle_out_[npu].clear();
 }
 
 void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
@@ -259,11 +268,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
       progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
     if (unicast_) return;  // a unicast chunk at its destination goes nowhere else
   }
-  logs_.push(npu, chunk);
-  // New data at `npu`: its idle out-links may have something to send again.
-  for (LinkId l : idle_out_[npu])
-    if (link_state_[l] == LinkState::kIdle) queue_link(l);
-  idle_out_[npu].clear();
+  receive(npu, chunk, queued_);
 }
 
 bool GreedyMatcher::useful(LinkId link, ChunkId chunk) const {
@@ -290,7 +295,7 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
   return it != pending_arrival_.end() && arrival < it->second;
 }
 
-ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
+std::optional<ChunkId> GreedyMatcher::find_replacement(const Flight& flight, Time now) {
   // Only chunks the source already held when the transfer started: anything later would not
   // be causal.
   const NpuId source = links_[flight.link].src;
@@ -305,7 +310,7 @@ ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
   }
   for (std::uint32_t i = windows_.cursor(flight.link); i < flight.source_log_length; ++i)
     if (offerable(flight.link, logs_.at(source, i), now)) return logs_.at(source, i);
-  return -1;
+  return std::nullopt;
 }
 
 void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
@@ -322,11 +327,13 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   if (heterogeneous_ingress_[v] && has(v, chunk)) {
     // A faster path won: carry a replacement the source held at the start, if any (not in a
     // multicast message, whose copies all carry the same chunk).
-    chunk = flight.multicast ? -1 : find_replacement(flight, now);
-    if (chunk < 0) {
+    const std::optional<ChunkId> replacement =
+        flight.multicast ? std::nullopt : find_replacement(flight, now);
+    if (!replacement) {
       ++wasted_;
       return;
     }
+    chunk = *replacement;
     if (flight.record >= 0) records_[flight.record].chunk = chunk;
   }
   if (pending(v, chunk)) {
@@ -336,19 +343,19 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   deliver(v, chunk, now);
 }
 
-ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_size) {
+GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now) {
   const MatchLink& l = links_[link];
   if (l.switch_route())
     if (const auto wait = ports_.wait_for_hops(link, l, now)) {
       if (wait->new_wake)
         schedule(wait->free_at, kPortEventBit | static_cast<std::uint32_t>(wait->port));
       link_state_[link] = LinkState::kIdle;
-      return -2;
+      return {PickResult::kWaitsForPort};
     }
   const Time arrival = now + l.arrival_delay;
   WindowSlot* window = windows_.window(link);
   int size = windows_.size(link);
-  source_log_size = logs_.size(l.src);
+  const std::uint32_t source_log_size = logs_.size(l.src);
   std::uint32_t cursor = windows_.cursor(link);
   auto refill = [&] {
     while (size < windows_.capacity() && cursor < source_log_size) {
@@ -369,8 +376,8 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
         window[i] = window[--size];
     }
   }
-  ChunkId chunk = -1;
-  while (true) {
+  std::optional<ChunkId> chunk;
+  while (!chunk) {
     refill();
     if (size == 0) break;
     const int choice = choice_.choose(link, l.src, window, size, [this](NpuId npu, ChunkId c) {
@@ -378,32 +385,21 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
     });
     const ChunkId candidate = window[choice].chunk;
     window[choice] = window[--size];
-    if (choice_.ranks_window() || offerable(link, candidate, arrival)) {
-      chunk = candidate;
-      break;
-    }
+    if (choice_.ranks_window() || offerable(link, candidate, arrival)) chunk = candidate;
   }
   windows_.cursor(link) = cursor;
   windows_.size(link) = static_cast<std::uint8_t>(size);
-  if (chunk < 0) {
+  if (!chunk) {
     link_state_[link] = LinkState::kIdle;
-    return -1;
+    return {PickResult::kNothingToSend};
   }
   link_state_[link] = LinkState::kBusy;
   if (l.switch_route()) ports_.reserve(l, now);
-  choice_.count_new_holder(chunk);
-  if (unicast_) {
-    moving_[chunk] = 1;
-  } else if (heterogeneous_ingress_[l.dst]) {
-    pending_.set(l.dst, chunk);
-    domains_.note_coming(l.dst, chunk);
-    auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
-    if (!inserted) it->second = std::min(it->second, arrival);
-  } else {
-    has_.set(l.dst, chunk);
-    domains_.note_coming(l.dst, chunk);
-  }
-  return chunk;
+  if (unicast_)
+    moving_[*chunk] = 1;
+  else
+    mark_on_way(l.dst, *chunk, arrival);
+  return {PickResult::kSends, *chunk, source_log_size};
 }
 
 void GreedyMatcher::start(const Started& started, Time now) {
@@ -450,48 +446,60 @@ void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now, Ma
   for (std::size_t i = begin; i < end; ++i) {
     if (i + kAhead < end) prefetch_link(sort_keys_[i + kAhead].second);
     const LinkId link = sort_keys_[i].second;
-    std::uint32_t source_log_size = 0;
-    const ChunkId chunk = pick(link, now, source_log_size);
-    if (chunk == -2) continue;  // waits on a hop of its switch route
-    if (chunk < 0)
-      out.idle.push_back(link);
-    else
-      out.started.push_back(Started{link, chunk, source_log_size});
+    const Pick pick_result = pick(link, now);
+    switch (pick_result.result) {
+      case PickResult::kSends:
+        out.started.push_back(Started{link, pick_result.chunk, pick_result.source_log_size});
+        break;
+      case PickResult::kNothingToSend:
+        out.idle.push_back(link);
+        break;
+      case PickResult::kWaitsForPort:  // queued again when the port frees
+        break;
+    }
   }
 }
 
 void GreedyMatcher::match_queued_links(Time now) {
-  // Links into the same NPU compete for its needs: offer them fastest first (the earliest
-  // arrival wins), in seeded random order among equals. Links into different NPUs do not
-  // interact, so they go NPU by NPU, which keeps each NPU's state bits in cache.
   const std::size_t count = queued_.size();
   if (count == 0) return;
   ++rounds_;
   sort_keys_.resize(count);
-  if (switch_routes_) {
-    ports_.order_round(queued_, links_, choice_, seed_, rounds_, npus_, sort_keys_);
-    queued_.clear();
-    std::sort(sort_keys_.begin(), sort_keys_.end());
-    outputs_[0].clear();
-    match_range(0, count, now, outputs_[0]);
-    // Multicast fills what the round left free (multicast_fanout.h).
-    if (fanout_.active()) {
-      fanout_.clear_members();
-      for (Started& started : outputs_[0].started) {
-        if (!fanout_.enters_multicast(started.link)) continue;
-        started.members_begin = fanout_.members_end();
-        fanout_.add_members(
-            started.link, now, links_, ports_,
-            [&](LinkId m, Time arrival) { return offerable(m, started.chunk, arrival); },
-            [&](LinkId m, Time arrival) { mark_on_way(links_[m].dst, started.chunk, arrival); });
-        started.members_end = fanout_.members_end();
-      }
+  if (switch_routes_)
+    match_switch_round(now);
+  else
+    match_direct_round(now);
+}
+
+void GreedyMatcher::match_switch_round(Time now) {
+  const std::size_t count = queued_.size();
+  ports_.order_round(queued_, links_, choice_, seed_, rounds_, npus_, sort_keys_);
+  queued_.clear();
+  std::sort(sort_keys_.begin(), sort_keys_.end());
+  outputs_[0].clear();
+  match_range(0, count, now, outputs_[0]);
+  // Multicast fills what the round left free (multicast_fanout.h).
+  if (fanout_.active()) {
+    fanout_.clear_members();
+    for (Started& started : outputs_[0].started) {
+      if (!fanout_.enters_multicast(started.link)) continue;
+      started.members_begin = fanout_.members_end();
+      fanout_.add_members(
+          started.link, now, links_, ports_,
+          [&](LinkId m, Time arrival) { return offerable(m, started.chunk, arrival); },
+          [&](LinkId m, Time arrival) { mark_on_way(links_[m].dst, started.chunk, arrival); });
+      started.members_end = fanout_.members_end();
     }
-    for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
-    for (const Started& started : outputs_[0].started) start(started, now);
-    return;
   }
-  sort_keys_.resize(count);
+  for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
+  for (const Started& started : outputs_[0].started) start(started, now);
+}
+
+void GreedyMatcher::sort_by_destination() {
+  // Links into the same NPU compete for its needs: offer them fastest first (the earliest
+  // arrival wins), in seeded random order among equals. Links into different NPUs do not
+  // interact, so they go NPU by NPU, which keeps each NPU's state bits in cache.
+  const std::size_t count = queued_.size();
   for (std::size_t i = 0; i < count; ++i) {
     const LinkId l = queued_[i];
     const std::uint64_t key = (static_cast<std::uint64_t>(links_[l].dst) << 40) |
@@ -504,20 +512,24 @@ void GreedyMatcher::match_queued_links(Time now) {
   queued_.clear();
   if (count * 8 < static_cast<std::size_t>(npus_)) {
     std::sort(sort_keys_.begin(), sort_keys_.end());
-  } else {
-    // Counting sort by destination, then each (small) destination group by its key.
-    dst_offsets_.assign(npus_ + 1, 0);
-    for (const auto& [key, l] : sort_keys_) ++dst_offsets_[(key >> 40) + 1];
-    for (int v = 0; v < npus_; ++v) dst_offsets_[v + 1] += dst_offsets_[v];
-    sorted_keys_.resize(count);
-    std::vector<std::uint32_t> fill(dst_offsets_.begin(), dst_offsets_.end() - 1);
-    for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
-    for (int v = 0; v < npus_; ++v)
-      if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
-        std::sort(sorted_keys_.begin() + dst_offsets_[v],
-                  sorted_keys_.begin() + dst_offsets_[v + 1]);
-    sort_keys_.swap(sorted_keys_);
+    return;
   }
+  // Counting sort by destination, then each (small) destination group by its key.
+  dst_offsets_.assign(npus_ + 1, 0);
+  for (const auto& [key, l] : sort_keys_) ++dst_offsets_[(key >> 40) + 1];
+  for (int v = 0; v < npus_; ++v) dst_offsets_[v + 1] += dst_offsets_[v];
+  sorted_keys_.resize(count);
+  std::vector<std::uint32_t> fill(dst_offsets_.begin(), dst_offsets_.end() - 1);
+  for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
+  for (int v = 0; v < npus_; ++v)
+    if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
+      std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
+  sort_keys_.swap(sorted_keys_);
+}
+
+void GreedyMatcher::match_direct_round(Time now) {
+  const std::size_t count = queued_.size();
+  sort_by_destination();
   // Links into different NPUs touch disjoint state, so large batches are split between
   // threads at an NPU boundary; the effects are applied in the same order either way, so the
   // result does not depend on the thread count.
@@ -567,7 +579,9 @@ void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {
 // The arrivals of a large round for an all-NPU copy collective with uniform in-links: nothing
 // is ever wasted, and an arrival touches only its receiver (bits, log, idle out-links), so the
 // bucket is split at an NPU boundary between two threads. Links to re-match are gathered per
-// thread and appended in bucket order, exactly as arrive() would queue them.
+// thread and appended in bucket order, exactly as arrive() would queue them. What
+// handle_arrival and deliver do beyond the receiver (freeing the flight, counting what is
+// left, progress) touches shared state, so it is done here once per bucket after the join.
 void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now) {
   auto receiver = [&](std::size_t i) {
     return (bucket[i] & kFreeEventBit) ? -1 : links_[flights_[bucket[i]].link].dst;
@@ -586,19 +600,10 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
       if (bucket[i] & kFreeEventBit) continue;
       const Flight& flight = flights_[bucket[i]];
       const NpuId v = links_[flight.link].dst;
-      if (model_ == LinkModel::kTacos && link_state_[flight.link] != LinkState::kQueued) {
-        link_state_[flight.link] = LinkState::kQueued;
-        queued.push_back(flight.link);
-      }
+      if (model_ == LinkModel::kTacos) queue_link(flight.link, queued);
       has_.set(v, flight.chunk);
       ++count;
-      logs_.push(v, flight.chunk);
-      for (LinkId l : idle_out_[v])
-        if (link_state_[l] == LinkState::kIdle) {
-          link_state_[l] = LinkState::kQueued;
-          queued.push_back(l);
-        }
-      idle_out_[v].clear();
+      receive(v, flight.chunk, queued);
     }
   };
   outputs_[1].idle.clear();

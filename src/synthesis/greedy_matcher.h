@@ -5,6 +5,7 @@
 // Internal to the library; synthesize_tacos runs trials of it.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -66,8 +67,15 @@ class GreedyMatcher {
   void arrive(const std::vector<std::uint32_t>& bucket, Time now);
   void arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now);
   void deliver(NpuId npu, ChunkId chunk, Time now);
-  void queue_link(LinkId link);
+  void queue_link(LinkId link) { queue_link(link, queued_); }
+  void queue_link(LinkId link, std::vector<LinkId>& queue);
+  // What new data at `npu` changes at `npu` alone (its log, its idle out-links, queued on
+  // `queue`): the part of a delivery that two threads may do for different receivers.
+  void receive(NpuId npu, ChunkId chunk, std::vector<LinkId>& queue);
   void match_queued_links(Time now);
+  void match_switch_round(Time now);
+  void match_direct_round(Time now);
+  void sort_by_destination();
   bool useful(LinkId link, ChunkId chunk) const;
   bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
   struct Started {
@@ -87,14 +95,24 @@ class GreedyMatcher {
     }
   };
   static constexpr std::size_t kParallelBatch = 2048;
+  enum class PickResult : std::uint8_t {
+    kSends,
+    kNothingToSend,  // idle until its source gets new data
+    kWaitsForPort,   // a hop of its switch route is busy; woken when it frees
+  };
+  struct Pick {
+    PickResult result;
+    ChunkId chunk = 0;                  // kSends: what it sends
+    std::uint32_t source_log_size = 0;  // kSends: what its source held at the start
+  };
   // Chooses what `link` sends now and marks it on its way (touches only the link, its
-  // destination's bits and, for unicast, the chunk); -1 when nothing is offerable.
-  ChunkId pick(LinkId link, Time now, std::uint32_t& source_log_size);
+  // destination's bits and, for unicast, the chunk).
+  Pick pick(LinkId link, Time now);
   // Records the transfer (one per receiver of a multicast message) and schedules its events.
   void start(const Started& started, Time now);
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
   void prefetch_link(LinkId link) const;
-  ChunkId find_replacement(const Flight& flight, Time now);
+  std::optional<ChunkId> find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
 
   const Topology& topology_;
