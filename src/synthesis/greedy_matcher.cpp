@@ -1,18 +1,15 @@
 #include "greedy_matcher.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <optional>
 #include <queue>
-#include <span>
 #include <system_error>
 #include <thread>
 
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
-#include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 namespace {
@@ -48,41 +45,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
 
-  // Links renumbered by (destination, source): the matching goes destination by destination,
-  // so every per-link array below is then read front to back.
-  const int links = topology.num_links();
-  const Bytes chunk_bytes = collective.chunk_bytes();
-  links_.reserve(links);
-  for (LinkId l = 0; l < links; ++l) {
-    const Link& link = topology.link(l);
-    if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
-    const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
-    links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
-                               link_busy_time(model, link.latency_ps, serialization), 0});
-  }
-  if (topology.switches() > 0)
-    switch_routes_ = ports_.add_routes(topology, model, chunk_bytes, links_);
-  std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
-    return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
-  });
-  in_begin_.assign(npus_ + 1, 0);
-  for (const MatchLink& l : links_) ++in_begin_[l.dst + 1];
-  for (int v = 0; v < npus_; ++v) in_begin_[v + 1] += in_begin_[v];
-  std::vector<Time> distinct;
-  for (const MatchLink& l : links_) distinct.push_back(l.arrival_delay);
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() > 65535) throw Error("synthesize: too many distinct link delays");
-  for (MatchLink& l : links_)
-    l.delay_rank = static_cast<std::uint16_t>(
-        std::lower_bound(distinct.begin(), distinct.end(), l.arrival_delay) - distinct.begin());
-
-  heterogeneous_ingress_.assign(npus_, 0);
-  for (NpuId v = 0; v < npus_; ++v)
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      if (links_[l].arrival_delay != links_[in_begin_[v]].arrival_delay)
-        heterogeneous_ingress_[v] = 1;
-
+  build_links(topology, collective.chunk_bytes());
   if (unicast_) {
     holder_.assign(chunks_, -1);
     moving_.assign(chunks_, 0);
@@ -125,6 +88,42 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
                                      1) == heterogeneous_ingress_.end();
   match_threads_ = independent && !choice_.counts_holders() && threads > 1 ? 2 : 1;
   idle_out_.resize(npus_);
+}
+
+void GreedyMatcher::build_links(const Topology& topology, Bytes chunk_bytes) {
+  // Links renumbered by (destination, source): the matching goes destination by destination,
+  // so every per-link array below is then read front to back.
+  const int links = topology.num_links();
+  links_.reserve(links);
+  for (LinkId l = 0; l < links; ++l) {
+    const Link& link = topology.link(l);
+    if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
+    const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
+    links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
+                               link_busy_time(model_, link.latency_ps, serialization), 0});
+  }
+  if (topology.switches() > 0)
+    switch_routes_ = ports_.add_routes(topology, model_, chunk_bytes, links_);
+  std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
+    return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
+  });
+  in_begin_.assign(npus_ + 1, 0);
+  for (const MatchLink& l : links_) ++in_begin_[l.dst + 1];
+  for (int v = 0; v < npus_; ++v) in_begin_[v + 1] += in_begin_[v];
+  std::vector<Time> distinct;
+  for (const MatchLink& l : links_) distinct.push_back(l.arrival_delay);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() > 65535) throw Error("synthesize: too many distinct link delays");
+  for (MatchLink& l : links_)
+    l.delay_rank = static_cast<std::uint16_t>(
+        std::lower_bound(distinct.begin(), distinct.end(), l.arrival_delay) - distinct.begin());
+
+  heterogeneous_ingress_.assign(npus_, 0);
+  for (NpuId v = 0; v < npus_; ++v)
+    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
+      if (links_[l].arrival_delay != links_[in_begin_[v]].arrival_delay)
+        heterogeneous_ingress_[v] = 1;
 }
 
 void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {

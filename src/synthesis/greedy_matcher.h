@@ -1,8 +1,22 @@
 #pragma once
-// One trial of the TACOS greedy link-chunk matching over a time-expanded network, for copy
-// collectives: chunks that go to every member (All-Gather, Broadcast) and unicast chunks
-// (Gather, Scatter, All-to-All). Reductions are built from these by reversal (reduction.cpp).
-// Internal to the library; synthesize_tacos runs trials of it.
+// One trial of the TACOS greedy link-chunk matching over a time-expanded network (DESIGN.md
+// "The TACOS synthesizer"), for copy collectives: chunks that go to every member (All-Gather,
+// Broadcast) and unicast chunks (Gather, Scatter, All-to-All). Reductions are built from these
+// by reversal (reduction.cpp). Internal to the library; synthesize_tacos runs trials of it.
+//
+// The core here decides when links are matched (event by event; a round's free links in
+// order), which chunks a link may offer (useful to its receiver: for unicast strictly closer
+// to the destination, for relays closer to a member lacking it; not already on its way unless
+// a faster link overtakes), what an arrival does (delivery, or a replacement when a faster
+// copy won) and when the collective is done. Each of these parts decides one thing more:
+// - matcher/chunk_choice.h: which offerable chunk a free link sends (its window, own chunks /
+//   rarest / farthest destination first, seeded tie-breaks);
+// - matcher/switch_ports.h: which routes through switches are links, when their ports are
+//   free, and the order of a round over switch ports;
+// - matcher/multicast_fanout.h: which receivers share a message through a multicast switch;
+// - matcher/fast_domains.h: a slow link into a fast domain offers only what the domain lacks.
+// Unicast flows, relays and uneven in-link delays stay in the core: they change what
+// "offerable" and "deliver" mean at every step rather than adding a decision of their own.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -60,6 +74,7 @@ class GreedyMatcher {
     return (event & (kFreeEventBit | kPortEventBit)) == 0;
   }
 
+  void build_links(const Topology& topology, Bytes chunk_bytes);
   void compute_distances();
   void seed_initial_holdings();
   void schedule(Time time, std::uint32_t event);
@@ -78,6 +93,8 @@ class GreedyMatcher {
   void sort_by_destination();
   bool useful(LinkId link, ChunkId chunk) const;
   bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
+  // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
+  void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
   struct Started {
     LinkId link;
     ChunkId chunk;
@@ -143,14 +160,10 @@ class GreedyMatcher {
   std::vector<char> moving_;        // unicast: chunk in flight
   std::vector<NpuId> destination_;  // unicast: each chunk's destination
 
-  // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
-  void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
-  MulticastFanout fanout_;  // copies of one message through a multicast switch
-  // Switch routes' physical hops and when each is free (switch_ports.h).
-  SwitchPorts ports_;
+  SwitchPorts ports_;  // switch routes' physical hops and when each is free
   bool switch_routes_ = false;
-  // A slower way into a fast domain only for chunks the domain lacks (fast_domains.h).
-  FastDomains domains_;
+  MulticastFanout fanout_;        // copies of one message through a multicast switch
+  FastDomains domains_;           // a slower way into a fast domain only for what it lacks
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
