@@ -4,9 +4,8 @@
 #include <limits>
 #include <optional>
 #include <queue>
-#include <system_error>
-#include <thread>
 
+#include "matcher/two_threads.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
@@ -542,15 +541,8 @@ void GreedyMatcher::match_direct_round(Time now) {
   outputs_[0].clear();
   outputs_[1].clear();
   if (split < count) {
-    std::thread helper;
-    try {
-      helper = std::thread([&] { match_range(split, count, now, outputs_[1]); });
-    } catch (const std::system_error&) {
-      // Under a process or thread limit: the same two ranges on this thread, same result.
-      match_range(split, count, now, outputs_[1]);
-    }
-    match_range(0, split, now, outputs_[0]);
-    if (helper.joinable()) helper.join();
+    run_on_two_threads([&] { match_range(0, split, now, outputs_[0]); },
+                       [&] { match_range(split, count, now, outputs_[1]); });
   } else {
     match_range(0, count, now, outputs_[0]);
   }
@@ -606,14 +598,8 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
     }
   };
   outputs_[1].idle.clear();
-  std::thread helper;
-  try {
-    helper = std::thread([&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
-  } catch (const std::system_error&) {
-    run_range(split, bucket.size(), outputs_[1].idle, delivered[1]);  // same result, one thread
-  }
-  run_range(0, split, queued_, delivered[0]);
-  if (helper.joinable()) helper.join();
+  run_on_two_threads([&] { run_range(0, split, queued_, delivered[0]); },
+                     [&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
   queued_.insert(queued_.end(), outputs_[1].idle.begin(), outputs_[1].idle.end());
   for (std::uint32_t event : bucket)
     if (!(event & kFreeEventBit)) free_flights_.push_back(event);
