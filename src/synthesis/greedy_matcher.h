@@ -94,7 +94,7 @@ class GreedyMatcher {
   bool useful(LinkId link, ChunkId chunk) const;
   bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
   // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
-  void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
+  inline void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
   struct Started {
     LinkId link;
     ChunkId chunk;

@@ -126,8 +126,10 @@ int ChunkChoice::choose(LinkId link, NpuId src, const WindowSlot* window, int si
     return own - static_cast<std::int64_t>(holders_[c]);
   };
   // Two tie-breaks that pick differently among equal scores: switch fabrics keep the one-pass
-  // reservoir (a draw per tie), which their tests and README tables were measured with;
-  // elsewhere one draw among the ties costs one hash instead of one per tie.
+  // reservoir (a draw per tie), direct links one draw among the ties (one hash instead of one
+  // per tie). Either rule alone changes schedules (the reservoir everywhere: direct-link results
+  // the README and docs/quality.md show; one draw everywhere: switch-fabric schedules), so both
+  // stay until one is chosen and the tables are measured again.
   return switch_routes_ ? best_by_reservoir(link, window, size, score)
                         : best_by_one_draw(link, window, size, score);
 }

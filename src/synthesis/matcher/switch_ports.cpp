@@ -142,17 +142,6 @@ std::optional<SwitchPorts::Wait> SwitchPorts::wait_for_hops(LinkId id, const Mat
   return std::nullopt;
 }
 
-void SwitchPorts::reserve(const MatchLink& link, Time now, int first_hop) {
-  for (std::int32_t h = link.hops_begin + first_hop; h < link.hops_end; ++h)
-    free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
-}
-
-bool SwitchPorts::free_in_time(const MatchLink& link, Time now, int first_hop) const {
-  for (std::int32_t h = link.hops_begin + first_hop; h < link.hops_end; ++h)
-    if (free_[hops_[h].link] > now + hops_[h].offset) return false;
-  return true;
-}
-
 void SwitchPorts::order_round(std::span<const LinkId> queued, std::span<const MatchLink> links,
                               const ChunkChoice& choice, std::uint64_t seed, std::uint64_t round,
                               int npus, std::vector<std::pair<std::uint64_t, LinkId>>& keys) const {

@@ -40,10 +40,17 @@ class SwitchPorts {
   // there; otherwise `id` is registered as waiting on the first busy hop.
   std::optional<Wait> wait_for_hops(LinkId id, const MatchLink& link, Time now);
   // A message started `now` on `link` holds each hop from its `first_hop`-th on.
-  void reserve(const MatchLink& link, Time now, int first_hop = 0);
+  void reserve(const MatchLink& link, Time now, int first_hop = 0) {
+    for (std::int32_t h = link.hops_begin + first_hop; h < link.hops_end; ++h)
+      free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
+  }
   // True when the hops of `link` from its `first_hop`-th on are free in time for a message
   // started `now`.
-  bool free_in_time(const MatchLink& link, Time now, int first_hop) const;
+  bool free_in_time(const MatchLink& link, Time now, int first_hop) const {
+    for (std::int32_t h = link.hops_begin + first_hop; h < link.hops_end; ++h)
+      if (free_[hops_[h].link] > now + hops_[h].offset) return false;
+    return true;
+  }
   // The port woke at `now`: calls `visit` for each route waiting on it, then forgets them.
   template <class Visit>
   void wake(LinkId port, Time now, const Visit& visit) {
