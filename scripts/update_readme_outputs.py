@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Re-runs the README blocks marked <!-- readme-test ... --> and rewrites the outputs they show.
+"""Re-runs the blocks marked <!-- readme-test ... --> of README.md and docs/*.md and rewrites the
+outputs they show.
 
 tests/readme_test.cpp checks that every shown output is what its command prints; when a change
-moves the numbers (a new matcher, a new report line) this script brings README.md and the
-pictures in docs/images/ (written by the README's own commands) up to date. It runs the commands
-as the test does: with build/tacos (or $TACOS), in a fresh folder laid out like a clone
-(examples/, a copy of docs/, ../shared when it exists beside the checkout). A line whose only
-difference is in a masked number (the marker's "mask:" names, the same regexes as the test's)
-is kept as it is, so re-running does not churn timings. Blocks whose "requires:" path is absent
-are left alone. Commands of `synthesize ... --out` show no output (their summary is not shown).
+moves the numbers (a new matcher, a new report line) this script brings README.md, every
+docs/*.md page and the pictures in docs/images/ (written by the pages' own commands) up to date.
+It runs the commands as the test does: with build/tacos (or $TACOS), from a fresh folder laid
+out like a clone (examples/, a copy of docs/, ../shared when it exists beside the checkout), one
+folder per page. A line whose only difference is in a masked number (the marker's "mask:" names,
+the same regexes as the test's) is kept as it is, so re-running does not churn timings. Blocks
+whose "requires:" path is absent are left alone. Commands of `synthesize ... --out` show no
+output (their summary is not shown).
 
-Usage: scripts/update_readme_outputs.py   (from anywhere; then review `git diff`)
+Usage: scripts/update_readme_outputs.py [FILE...]   (from anywhere; FILE relative to the
+checkout, default README.md and every docs/*.md; then review `git diff`)
 """
 import os
 import re
@@ -28,7 +31,7 @@ MASKS = {
     "peak_memory_mib": r'("peak_memory_mib": )[-0-9.e+]+',
     "synthesis_time": r"(synthesis time +)[0-9.]+ s",
     "peak_memory": r"(peak memory +)[0-9.]+ MiB",
-    "synthesis_column": r"( )[0-9]+\.[0-9]{3}(?=  (yes|no)$)",
+    "synthesis_column": r"( ) *[0-9]+\.[0-9]{3}(?=  (yes|no)$)",
 }
 
 
@@ -52,7 +55,14 @@ def default_job():
     return text[text.rindex(key) + len(key):].split("\n")[0]
 
 
-def main():
+def doc_files():
+    pages = sorted("docs/" + name for name in os.listdir(os.path.join(ROOT, "docs"))
+                   if name.endswith(".md"))
+    return ["README.md"] + pages
+
+
+def update(page):
+    """Re-runs PAGE's marked blocks in a fresh clone-like folder; returns the failures."""
     work = tempfile.mkdtemp(prefix="tacos_readme_")
     try:
         clone = os.path.join(work, "clone")
@@ -62,7 +72,10 @@ def main():
         shared = os.path.join(os.path.dirname(ROOT), "shared")
         if os.path.exists(shared):
             os.symlink(shared, os.path.join(work, "shared"))
-        lines = open(os.path.join(ROOT, "README.md")).read().split("\n")
+        text = open(os.path.join(ROOT, page)).read()
+        if "\n<!-- readme-test" not in "\n" + text:
+            return 0
+        lines = text.split("\n")
         out, i, failures = [], 0, 0
         while i < len(lines):
             out.append(lines[i])
@@ -91,7 +104,7 @@ def main():
                                      capture_output=True, text=True)
                 if run.returncode != 0:
                     failures += 1
-                    print("failed: $ " + command + "\n" + run.stderr, file=sys.stderr)
+                    print("%s: failed: $ %s\n%s" % (page, command, run.stderr), file=sys.stderr)
                 shown = command == "./run.sh" or not (command.startswith("tacos synthesize ")
                                                        and " --out " in command)
                 new = run.stdout.rstrip("\n").split("\n") if shown and run.stdout.strip() else []
@@ -106,13 +119,19 @@ def main():
                     out.append("")
             out.append(lines[i])  # the closing fence
             i += 1
-        open(os.path.join(ROOT, "README.md"), "w").write("\n".join(out))
+        open(os.path.join(ROOT, page), "w").write("\n".join(out))
         images = os.path.join(clone, "docs", "images")
         for name in os.listdir(images):
             shutil.copy(os.path.join(images, name), os.path.join(ROOT, "docs", "images", name))
-        return 1 if failures else 0
+        return failures
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    pages = sys.argv[1:] or doc_files()
+    failures = sum(update(page) for page in pages)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

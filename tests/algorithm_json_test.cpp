@@ -238,8 +238,11 @@ TEST(AlgorithmJson, TransferErrorsNameTheElement) {
   EXPECT_EQ(error_for("[0, 1, 2], 1]", "[0, 1, -2], 1]"),
             "alg.json: field 'transfers[2][4][2]': expected a chunk id, got -2");
   EXPECT_EQ(error_for("[0, 1, 0, 5382813, [0]]", "[0, 1, 10, 5, [0]]"),
-            "alg.json: field 'transfers[0][3]': expected end_ps no earlier than start_ps 10, got "
-            "5");
+            "alg.json: field 'transfers[0][3]': expected end_ps after start_ps 10 (a message "
+            "takes at least 1 ps), got 5");
+  EXPECT_EQ(error_for("[0, 1, 0, 5382813, [0]]", "[0, 1, 0, 0, [0]]"),
+            "alg.json: field 'transfers[0][3]': expected end_ps after start_ps 0 (a message "
+            "takes at least 1 ps), got 0");
   EXPECT_EQ(error_for("[0, 1, 0, 5382813, [0]]", "{\"src\": 0}"),
             "alg.json: field 'transfers[0]': expected [src, dst, start_ps, end_ps, [chunk, ...]] "
             "with an optional 6th element 1 (reduce), got an object");

@@ -36,7 +36,7 @@ Algorithm run(Baseline baseline, const std::string& spec, CollectiveKind kind, B
               int k = 1, LinkModel model = LinkModel::kTacos) {
   const Topology topology = make(spec);
   const Collective collective = Collective::make(kind, topology.npus(), size, k);
-  return synthesize_baseline(baseline, topology, collective, model, spec);
+  return synthesize_baseline(baseline, topology, collective, model);
 }
 
 TEST(BaselineNames, ParseAndPrint) {
@@ -101,7 +101,7 @@ struct Verified {
 Verified through_switch(Baseline baseline, const std::string& spec, Bytes size, int k) {
   const Topology topology = generate_topology(spec, parse_link_params("50", "0.5us"));
   const Collective c = Collective::make(CollectiveKind::kAllGather, topology.npus(), size, k);
-  Algorithm a = synthesize_baseline(baseline, topology, c, LinkModel::kTacos, spec);
+  Algorithm a = synthesize_baseline(baseline, topology, c, LinkModel::kTacos);
   VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
   return {std::move(a), std::move(v)};
 }
@@ -145,7 +145,7 @@ TEST(BaselineHandWorked, DbtBroadcastOnFc4) {
   // 0 -> 2 -> 1 -> 3. Three levels, the trees' transfers at each level on distinct links.
   const Topology topology = make("fc:4");
   const Collective c = Collective::make(CollectiveKind::kBroadcast, 4, 1 << 20, 2);
-  const Algorithm a = synthesize_baseline(Baseline::kDbt, topology, c, LinkModel::kTacos, "fc:4");
+  const Algorithm a = synthesize_baseline(Baseline::kDbt, topology, c, LinkModel::kTacos);
   const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
   ASSERT_TRUE(v.ok) << v.error;
   EXPECT_EQ(a.transfers().size(), 6u);
@@ -218,8 +218,7 @@ TEST(BaselineHandWorked, BiringOnAFatTreeEndsOnLeafLinks) {
   const Topology topology =
       generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
   const Collective c = Collective::make(CollectiveKind::kAllGather, 32, 64 << 20, 2);
-  const Algorithm a =
-      synthesize_baseline(Baseline::kBiring, topology, c, LinkModel::kTacos, "fattree:8x4x2");
+  const Algorithm a = synthesize_baseline(Baseline::kBiring, topology, c, LinkModel::kTacos);
   const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
   ASSERT_TRUE(v.ok) << v.error;
   const Time host = step(1 << 20);
@@ -230,8 +229,7 @@ TEST(BaselineHandWorked, BiringOnAFatTreeEndsOnLeafLinks) {
   for (int k : {1, 2, 4}) {
     const Collective ck = Collective::make(CollectiveKind::kAllGather, 32, 64 << 20, k);
     EXPECT_LT(a.collective_time,
-              synthesize_baseline(Baseline::kRing, topology, ck, LinkModel::kTacos, "fattree:8x4x2")
-                  .collective_time)
+              synthesize_baseline(Baseline::kRing, topology, ck, LinkModel::kTacos).collective_time)
         << "K=" << k;
   }
 }
@@ -242,9 +240,8 @@ TEST(BaselineTwoNpus, EveryBaselineOnTwo) {
     for (Baseline baseline : kAllBaselines)
       for (CollectiveKind kind : kAllKinds) {
         const Collective collective = Collective::make(kind, 2, 1 << 20, 2, {}, 1);
-        if (baseline_inapplicable(baseline, topology, collective, spec)) continue;
-        const Algorithm a =
-            synthesize_baseline(baseline, topology, collective, LinkModel::kTacos, spec);
+        if (baseline_inapplicable(baseline, topology, collective)) continue;
+        const Algorithm a = synthesize_baseline(baseline, topology, collective, LinkModel::kTacos);
         const VerifyResult v = verify_algorithm(a, topology, LinkModel::kTacos);
         EXPECT_TRUE(v.ok) << to_string(baseline) << " " << to_string(kind) << " on " << spec << ": "
                           << v.error;
@@ -273,17 +270,16 @@ TEST_P(BaselineSweep, VerifiesOrSaysWhyNot) {
         const std::string what = to_string(baseline) + " " + to_string(kind) +
                                  " K=" + std::to_string(k) + " on " + param.spec + " (" +
                                  to_string(param.model) + ")";
-        const auto reason = baseline_inapplicable(baseline, topology, collective, param.spec);
+        const auto reason = baseline_inapplicable(baseline, topology, collective);
         if (reason) {
           EXPECT_FALSE(reason->empty()) << what;
-          EXPECT_THROW(synthesize_baseline(baseline, topology, collective, param.model, param.spec),
-                       Error)
+          EXPECT_THROW(synthesize_baseline(baseline, topology, collective, param.model), Error)
               << what;
           continue;
         }
         Algorithm algorithm;
-        ASSERT_NO_THROW(algorithm = synthesize_baseline(baseline, topology, collective, param.model,
-                                                        param.spec))
+        ASSERT_NO_THROW(algorithm =
+                            synthesize_baseline(baseline, topology, collective, param.model))
             << what;
         EXPECT_EQ(algorithm.synthesizer, to_string(baseline)) << what;
         EXPECT_EQ(algorithm.link_model, param.model) << what;
@@ -339,7 +335,7 @@ TEST(BaselineSubsets, RingAndDirectVerifyOnSubsets) {
               Collective::make(kind, topology.npus(), 1 << 20, 2, c.members, c.members.back());
           const std::string what = to_string(baseline) + " " + to_string(kind) + " on " + c.spec +
                                    " subset of " + std::to_string(c.members.size());
-          const auto reason = baseline_inapplicable(baseline, topology, collective, c.spec);
+          const auto reason = baseline_inapplicable(baseline, topology, collective);
           if (baseline == Baseline::kRing || baseline == Baseline::kDirect ||
               (baseline == Baseline::kBiring &&
                (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter ||
@@ -348,8 +344,7 @@ TEST(BaselineSubsets, RingAndDirectVerifyOnSubsets) {
           }
           if (reason) continue;
           Algorithm algorithm;
-          ASSERT_NO_THROW(algorithm =
-                              synthesize_baseline(baseline, topology, collective, model, c.spec))
+          ASSERT_NO_THROW(algorithm = synthesize_baseline(baseline, topology, collective, model))
               << what;
           const VerifyResult check = verify_algorithm(algorithm, topology, model);
           EXPECT_TRUE(check.ok) << what << ": " << check.error;
@@ -362,8 +357,7 @@ TEST(BaselineSubsets, RingRelaysThroughNonMembers) {
   const Topology topology = make("ring:8");
   const Collective collective =
       Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 1, {0, 2, 4, 6});
-  const Algorithm a =
-      synthesize_baseline(Baseline::kRing, topology, collective, LinkModel::kTacos, "ring:8");
+  const Algorithm a = synthesize_baseline(Baseline::kRing, topology, collective, LinkModel::kTacos);
   EXPECT_EQ(a.transfers().size(), 4u * 3 * 2);
   // Three logical steps of two hops, 256 KiB each.
   EXPECT_EQ(a.collective_time, 6 * step(262144));
@@ -374,33 +368,35 @@ TEST(BaselineSubsets, RingRelaysThroughNonMembers) {
 TEST(BaselineInapplicable, Reasons) {
   const Topology ring6 = make("ring:6");
   const Collective ar6 = Collective::make(CollectiveKind::kAllReduce, 6, 1 << 20, 1);
-  EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring6, ar6, "ring:6"),
+  EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring6, ar6),
             "rhd needs a power-of-two NPU count (N = 6)");
-  EXPECT_THROW(synthesize_baseline(Baseline::kRhd, ring6, ar6, LinkModel::kTacos, "ring:6"), Error);
+  EXPECT_THROW(synthesize_baseline(Baseline::kRhd, ring6, ar6, LinkModel::kTacos), Error);
 
   const Topology ring8 = make("ring:8");
   const Collective bc = Collective::make(CollectiveKind::kBroadcast, 8, 1 << 20, 1);
-  EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring8, bc, "ring:8"),
+  EXPECT_EQ(baseline_inapplicable(Baseline::kRhd, ring8, bc),
             "rhd is defined for all-gather, reduce-scatter and all-reduce, not broadcast");
-  EXPECT_EQ(baseline_inapplicable(Baseline::kBiring, ring8, bc, "ring:8"),
+  EXPECT_EQ(baseline_inapplicable(Baseline::kBiring, ring8, bc),
             "biring is defined for all-gather, reduce-scatter and all-reduce, not broadcast");
   const Collective ag = Collective::make(CollectiveKind::kAllGather, 8, 1 << 20, 1);
-  EXPECT_EQ(baseline_inapplicable(Baseline::kDbt, ring8, ag, "ring:8"),
+  EXPECT_EQ(baseline_inapplicable(Baseline::kDbt, ring8, ag),
             "dbt is defined for all-reduce, broadcast and reduce, not all-gather");
   const Collective ar8 = Collective::make(CollectiveKind::kAllReduce, 8, 1 << 20, 1);
-  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, ring8, ar8, "ring:8"),
+  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, ring8, ar8),
             "hierarchical needs two or more dimensions of size > 1; 'ring:8' has 1");
-  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, ring8, ar8, "examples/ring8.yaml"),
+  // Links given one by one (a tacos YAML links file) have no dimensions.
+  const Topology listed(8, 0, ring8.links(), "ring8.yaml");
+  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, listed, ar8),
             "hierarchical needs the dimensions of a generator topology (such as ring:4,fc:8 or "
-            "torus2d:4x4); 'examples/ring8.yaml' has none");
+            "torus2d:4x4); 'ring8.yaml' has none");
   const Collective sub = Collective::make(CollectiveKind::kAllReduce, 8, 1 << 20, 1, {0, 1, 2, 3});
   const Topology t24 = make("ring:2,ring:4");
-  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, t24, sub, "ring:2,ring:4"),
+  EXPECT_EQ(baseline_inapplicable(Baseline::kHierarchical, t24, sub),
             "hierarchical needs every NPU of the topology in the collective (4 of 8 selected)");
-  EXPECT_FALSE(baseline_inapplicable(Baseline::kHierarchical, t24, ar8, "ring:2,ring:4"));
-  EXPECT_FALSE(baseline_inapplicable(Baseline::kRing, ring6, ar6, "ring:6"));
-  EXPECT_FALSE(baseline_inapplicable(Baseline::kDirect, ring6, ar6, "ring:6"));
-  EXPECT_FALSE(baseline_inapplicable(Baseline::kDbt, ring6, ar6, "ring:6"));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kHierarchical, t24, ar8));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kRing, ring6, ar6));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kDirect, ring6, ar6));
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kDbt, ring6, ar6));
 }
 
 // ---- Building blocks --------------------------------------------------------------------------
@@ -431,7 +427,7 @@ TEST(BaselineRingOrder, SnakeCycles) {
        {"mesh2d:16x16", "mesh2d:3x4", "mesh2d:4x3", "mesh3d:3x3x4", "mesh3d:4x3x3", "torus2d:5x4",
         "hypercube:32", "ring:4,fc:2,switch:2", "ring:3,fc:3,switch:2"}) {
     const Topology topology = make(spec);
-    const std::vector<NpuId> cycle = detail::snake_cycle(detail::generator_dimensions(spec));
+    const std::vector<NpuId> cycle = detail::snake_cycle(topology.shape().dimensions);
     ASSERT_EQ(static_cast<int>(cycle.size()), topology.npus()) << spec;
     std::vector<NpuId> sorted = cycle;
     std::sort(sorted.begin(), sorted.end());
@@ -439,40 +435,68 @@ TEST(BaselineRingOrder, SnakeCycles) {
     for (std::size_t i = 0; i < cycle.size(); ++i)
       EXPECT_GE(topology.find_link(cycle[i], cycle[(i + 1) % cycle.size()]), 0) << spec;
   }
-  EXPECT_TRUE(detail::snake_cycle(detail::generator_dimensions("mesh3d:3x3x3")).empty());
-  EXPECT_TRUE(detail::snake_cycle(detail::generator_dimensions("uniring:4,ring:2")).empty());
-  EXPECT_TRUE(detail::snake_cycle(detail::generator_dimensions("ring:8")).empty());
+  EXPECT_TRUE(detail::snake_cycle(make("mesh3d:3x3x3").shape().dimensions).empty());
+  EXPECT_TRUE(detail::snake_cycle(make("uniring:4,ring:2").shape().dimensions).empty());
+  EXPECT_TRUE(detail::snake_cycle(make("ring:8").shape().dimensions).empty());
   // The ring baseline on a 16x16 mesh runs over the snake: 2 x 255 steps of one chunk.
   const Algorithm a = run(Baseline::kRing, "mesh2d:16x16", CollectiveKind::kAllGather, 256 << 10);
   EXPECT_EQ(a.collective_time, 255 * step(1024));
 }
 
-TEST(BaselineDimensions, FromSpecs) {
-  using W = detail::GeneratorDimension::Wiring;
-  auto dims = detail::generator_dimensions("ring:4,fc:8,switch:4");
+// The generators record what they built (Topology::shape); the baselines read their
+// dimensions from it, never from the spec text.
+TEST(TopologyShape, GeneratorsRecordTheirDimensions) {
+  using W = DimensionWiring;
+  auto dims = make("ring:4,fc:8,switch:4").shape().dimensions;
   ASSERT_EQ(dims.size(), 3u);
   EXPECT_EQ(dims[0].wiring, W::kRing);
   EXPECT_EQ(dims[1].size, 8);
   EXPECT_EQ(dims[2].wiring, W::kSwitch);
-  dims = detail::generator_dimensions("torus2d:4x2");
+  const Topology torus = make("torus2d:4x2");
+  EXPECT_EQ(torus.shape().kind, TopologyKind::kTorus2d);
+  dims = torus.shape().dimensions;
   ASSERT_EQ(dims.size(), 2u);
   EXPECT_EQ(dims[0].size, 4);
   EXPECT_EQ(dims[1].wiring, W::kRing);
-  EXPECT_EQ(detail::generator_dimensions("mesh3d:2x3x4").size(), 3u);
-  EXPECT_EQ(detail::generator_dimensions("hypercube:16").size(), 4u);
-  EXPECT_TRUE(detail::generator_dimensions("topology.yaml").empty());
+  EXPECT_EQ(make("mesh3d:2x3x4").shape().dimensions.size(), 3u);
+  EXPECT_EQ(make("hypercube:16").shape().dimensions.size(), 4u);
   // Switch fabrics: the node's NVSwitch, then the rails; the leaf, then the leaves.
-  const auto dgx = detail::generator_dimensions("dgx-a100:2");
-  ASSERT_EQ(dgx.size(), 2u);
-  EXPECT_EQ(dgx[0].wiring, W::kSwitch);
-  EXPECT_EQ(dgx[0].size, 8);
-  EXPECT_EQ(dgx[1].size, 2);
-  const auto tree = detail::generator_dimensions("fattree:8x4x2");
-  ASSERT_EQ(tree.size(), 2u);
-  EXPECT_EQ(tree[0].size, 8);
-  EXPECT_EQ(tree[1].size, 4);
-  EXPECT_TRUE(detail::generator_dimensions("dgx1").empty());
-  EXPECT_TRUE(detail::generator_dimensions("ring:x").empty());
+  const Topology dgx = generate_topology("dgx-a100:2", LinkParams{});
+  EXPECT_EQ(dgx.shape().kind, TopologyKind::kDgxA100);
+  ASSERT_EQ(dgx.shape().dimensions.size(), 2u);
+  EXPECT_EQ(dgx.shape().dimensions[0], (ShapeDimension{W::kSwitch, 8}));
+  EXPECT_EQ(dgx.shape().dimensions[1].size, 2);
+  const TopologyShape tree = generate_topology("fattree:8x4x2", LinkParams{}).shape();
+  EXPECT_EQ(tree.kind, TopologyKind::kFatTree);
+  ASSERT_EQ(tree.dimensions.size(), 2u);
+  EXPECT_EQ(tree.dimensions[0].size, 8);
+  EXPECT_EQ(tree.dimensions[1].size, 4);
+  EXPECT_EQ(tree.hosts, 8);
+  EXPECT_EQ(tree.leaves, 4);
+  EXPECT_EQ(tree.spines, 2);
+  EXPECT_TRUE(generate_topology("dgx1", LinkParams{}).shape().dimensions.empty());
+  EXPECT_EQ(generate_topology("dgx1", LinkParams{}).shape().kind, TopologyKind::kDgx1);
+  // Views the baselines plan on keep it.
+  const Topology star = generate_topology("switch:8", LinkParams{});
+  EXPECT_EQ(star.unwind_switches().shape().dimensions, star.shape().dimensions);
+}
+
+// The multicast suffix is a capability, not a dimension: the spec parsers used to disagree on
+// it, so that switch:8:multicast and dgx-h100:2:multicast gave the ring and hierarchical
+// baselines no dimensions.
+TEST(TopologyShape, MulticastSuffixKeepsTheDimensions) {
+  const Topology plain = generate_topology("ring:2,switch:4", LinkParams{});
+  const Topology multicast = generate_topology("ring:2,switch:4:multicast", LinkParams{});
+  EXPECT_EQ(multicast.shape().dimensions, plain.shape().dimensions);
+  EXPECT_EQ(multicast.multicast_switches(), 2);
+  const Topology h100 = generate_topology("dgx-h100:2:multicast", LinkParams{});
+  EXPECT_EQ(h100.shape().dimensions,
+            generate_topology("dgx-h100:2", LinkParams{}).shape().dimensions);
+  const Collective ar = Collective::make(CollectiveKind::kAllReduce, 8, 1 << 20, 1);
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kHierarchical, multicast, ar));
+  const Algorithm a =
+      synthesize_baseline(Baseline::kHierarchical, multicast, ar, LinkModel::kTacos);
+  EXPECT_TRUE(verify_algorithm(a, multicast, LinkModel::kTacos).ok);
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ struct AllReduceCase {
 };
 
 // Pipelined is never slower than sequential; on the heterogeneous mesh with K = 4 it is at
-// least 3% faster (numbers in the README).
+// least 3% faster (numbers in docs/synthesize.md).
 TEST(Collectives, PipelinedAllReduceNeverSlowerAndFasterSomewhere) {
   double best_gain = 0;
   for (const AllReduceCase& c :

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <system_error>
 
 #include "cli_support.h"
 #include "tacos/algorithm/verify.h"
@@ -98,17 +100,62 @@ TEST(Hardening, ZeroTimeLinksGiveAnMscclFileThatVerifies) {
   }
 }
 
+// A copy of the tacos binary in a fresh 0755 folder under /tmp (not $TMPDIR, which lies in the
+// build tree), removed again on destruction.
+class NobodyCopy {
+ public:
+  NobodyCopy() {
+    std::string pattern = "/tmp/tacos_nobody_XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      error_ = "mkdtemp " + pattern + " failed";
+      return;
+    }
+    dir_ = pattern;
+    std::error_code ec;
+    fs::permissions(dir_,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec,
+                    ec);
+    if (!ec) fs::copy_file(TACOS_CLI_PATH, dir_ / "tacos", ec);
+    if (!ec)
+      fs::permissions(dir_ / "tacos",
+                      fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                          fs::perms::others_read | fs::perms::others_exec,
+                      ec);
+    if (ec)
+      error_ = "cannot copy " + std::string(TACOS_CLI_PATH) + " to " + dir_.string() + ": " +
+               ec.message();
+  }
+  ~NobodyCopy() {
+    std::error_code ignored;
+    if (!dir_.empty()) fs::remove_all(dir_, ignored);
+  }
+  NobodyCopy(const NobodyCopy&) = delete;
+  NobodyCopy& operator=(const NobodyCopy&) = delete;
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+  std::string error_;
+};
+
 TEST(Hardening, ThreadCreationFailureFallsBackToFewerThreads) {
   // RLIMIT_NPROC does not bind root: the run drops to user "nobody", whose processes are counted
   // by the limit; with `ulimit -u 1` no thread can be created (std::system_error). LeakSanitizer
   // needs a thread at exit, so it is off for the limited runs of the sanitizer build.
   if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
     GTEST_SKIP() << "needs root and setpriv to run under a process limit";
-  const auto limited = [](const std::string& job) {
+  // "nobody" may not be able to enter the checkout (a clone in a mktemp -d folder, a 0700
+  // home): it runs a copy of the binary from a folder of its own that anyone can enter.
+  const NobodyCopy copy;
+  ASSERT_TRUE(copy.ok()) << copy.error();
+  const auto limited = [&copy](const std::string& job) {
     return run_shell(
         "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" /usr/bin/setpriv "
-        "--reuid=65534 --regid=65534 --clear-groups /bin/bash -c 'ulimit -u 1 && exec " +
-        std::string(TACOS_CLI_PATH) + " " + job + "'");
+        "--reuid=65534 --regid=65534 --clear-groups /bin/bash -c 'cd " +
+        copy.dir().string() + " && ulimit -u 1 && exec ./tacos " + job + "'");
   };
   const auto time_of = [](const std::string& out) {
     const std::size_t at = out.find("\"collective_time_us\": ");

@@ -28,7 +28,7 @@ Algorithm leaf_relay(const std::string& spec, const std::string& bandwidth, Coll
                      Bytes size, int k, LinkModel model) {
   const Topology t = fat_tree(spec, bandwidth);
   return synthesize_baseline(Baseline::kHierarchical, t, Collective::make(kind, t.npus(), size, k),
-                             model, spec);
+                             model);
 }
 
 // A tacos-model All-Gather of 64 MiB on `spec`, checked by the verifier.
@@ -55,7 +55,7 @@ TEST(LeafRelay, AllGatherOnAFatTreeByHand) {
   // 1.047 x the bandwidth bound (1210.9375 us); the bidirectional ring takes 1272.73.
   const Algorithm biring = synthesize_baseline(
       Baseline::kBiring, t, Collective::make(CollectiveKind::kAllGather, 32, 64 << 20, 2),
-      LinkModel::kTacos, "fattree:8x4x2");
+      LinkModel::kTacos);
   EXPECT_LT(a.collective_time, biring.collective_time);
 }
 
@@ -87,7 +87,7 @@ TEST(LeafRelay, ReduceScatterIsTheTimeReversal) {
 
 TEST(LeafRelay, OnlyWhereItsSlotsFit) {
   auto shape = [](const std::string& spec, int npus) {
-    return detail::leaf_relay_shape(spec, detail::generator_dimensions(spec), npus);
+    return detail::leaf_relay_shape(generate_topology(spec, LinkParams{}).shape(), npus);
   };
   EXPECT_EQ(shape("fattree:8x4x2", 32), std::make_pair(8, 4));
   EXPECT_EQ(shape("fattree:4x2x2", 8), std::make_pair(4, 2));

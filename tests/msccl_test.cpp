@@ -369,8 +369,8 @@ TEST(MscclWriter, BaselinesRoundTrip) {
     const Topology topology = make(c.spec);
     const Collective collective =
         Collective::make(c.kind, topology.npus(), Bytes{1} << 24, c.k, {}, 1);
-    const Algorithm a = synthesize_baseline(parse_baseline(c.baseline), topology, collective,
-                                            LinkModel::kTacos, c.spec);
+    const Algorithm a =
+        synthesize_baseline(parse_baseline(c.baseline), topology, collective, LinkModel::kTacos);
     const std::string text = algorithm_to_msccl_xml(a, c.baseline);
     check_structure(text, topology.npus());
     const Algorithm read =

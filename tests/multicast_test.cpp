@@ -1,4 +1,5 @@
-// Multicast switches (issue "Switch fabrics", DESIGN.md): one copy in, many out. Hand-worked
+// Multicast switches (issue "Switch fabrics", docs/design.md, docs/switch-fabrics.md): one copy
+// in, many out. Hand-worked
 // times through a multicast switch under both link models, multicast groups checked by the
 // verifier and the simulator, every collective verified and simulated to its synthesized time
 // on multicast fabrics, results never below the lower bound, spec and YAML errors, JSON round

@@ -1,4 +1,4 @@
-// The portfolio of `--algorithm tacos` (README "tacos synthesize"): the TACOS greedy and every
+// The portfolio of `--algorithm tacos` (docs/synthesize.md): the TACOS greedy and every
 // applicable baseline are timed by the same simulator and the fastest schedule is kept, so tacos
 // is never slower than a baseline; `--portfolio off` is the pure greedy.
 #include <gtest/gtest.h>

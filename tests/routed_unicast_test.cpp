@@ -88,7 +88,7 @@ TEST(RoutedUnicast, IssueCasesNearBoundAndAheadOfDirect) {
     const double bound = compute_lower_bound(topology, collective).lower_bound_us;
     EXPECT_LE(to_micros(result.collective_time) / bound, 1.10) << c.spec;
     const Algorithm direct =
-        synthesize_baseline(Baseline::kDirect, topology, collective, LinkModel::kTacos, c.spec);
+        synthesize_baseline(Baseline::kDirect, topology, collective, LinkModel::kTacos);
     EXPECT_LE(result.collective_time, direct.collective_time) << c.spec;
   }
 }

@@ -118,8 +118,8 @@ TEST_P(StoreAndForwardSchedules, NoScheduleBeatsTheBound) {
           << to_string(kind) << " K=" << k;
       for (Baseline baseline : {Baseline::kRing, Baseline::kDirect, Baseline::kRhd, Baseline::kDbt,
                                 Baseline::kHierarchical, Baseline::kBiring}) {
-        if (baseline_inapplicable(baseline, switch_route_view(t), c, spec)) continue;
-        const Algorithm a = synthesize_baseline(baseline, t, c, LinkModel::kTacos, spec);
+        if (baseline_inapplicable(baseline, switch_route_view(t), c)) continue;
+        const Algorithm a = synthesize_baseline(baseline, t, c, LinkModel::kTacos);
         EXPECT_GE(to_micros(a.collective_time), floor_us * (1 - 1e-9))
             << to_string(baseline) << " " << to_string(kind) << " K=" << k;
         ++baselines_checked;

@@ -1,4 +1,4 @@
-// Switches as devices (DESIGN.md "Switch fabrics"): hand-worked times through one switch,
+// Switches as devices (docs/design.md "Switch fabrics"): hand-worked times through one switch,
 // every collective verified and simulated to its synthesized time on switch fabrics under both
 // link models, the routes' shape, and the paper's unwinding kept as before.
 #include <gtest/gtest.h>
@@ -195,7 +195,7 @@ TEST_P(SwitchFabricQuality, NearTheBound) {
   EXPECT_LE(to_micros(r.collective_time), c.at_most * bound.lower_bound_us);
 }
 
-// Measured values (README, "Switch fabrics" quality table) with a little room.
+// Measured values (docs/quality.md, "Switch fabrics" quality table) with a little room.
 INSTANTIATE_TEST_SUITE_P(
     Fabrics, SwitchFabricQuality,
     ::testing::Values(
@@ -262,8 +262,8 @@ TEST_P(SwitchFabricBaselines, BaselinesRunThroughSwitches) {
        {CollectiveKind::kAllGather, CollectiveKind::kAllReduce, CollectiveKind::kBroadcast}) {
     for (int k : {1, 8}) {
       const Collective c = Collective::make(kind, t.npus(), 1 << 20, k);
-      if (baseline_inapplicable(baseline, switch_route_view(t), c, spec)) continue;
-      const Algorithm a = synthesize_baseline(baseline, t, c, LinkModel::kTacos, spec);
+      if (baseline_inapplicable(baseline, switch_route_view(t), c)) continue;
+      const Algorithm a = synthesize_baseline(baseline, t, c, LinkModel::kTacos);
       const VerifyResult v = verify_algorithm(a, t, LinkModel::kTacos);
       ASSERT_TRUE(v.ok) << v.error;
       EXPECT_EQ(v.collective_time, a.collective_time);
@@ -294,7 +294,7 @@ TEST(SwitchFabric, RailRingsUseEveryNic) {
   // one each way; every NIC sends.
   const Topology t = generate_topology("dgx-a100:2", LinkParams{});  // datasheet numbers
   const Collective c = Collective::make(CollectiveKind::kAllReduce, 16, 64 << 20, 8);
-  const Algorithm a = synthesize_baseline(Baseline::kRing, t, c, LinkModel::kAstra, "dgx-a100:2");
+  const Algorithm a = synthesize_baseline(Baseline::kRing, t, c, LinkModel::kAstra);
   std::set<NpuId> crossing;
   for (const Transfer& x : a.transfers())
     if (x.src / 8 != x.dst / 8) {

@@ -39,7 +39,8 @@ __version__ = _tacos.version
 Error = _tacos.Error
 Error.__module__ = "tacos"  # tracebacks say tacos.Error, the name users catch
 
-ALGORITHMS = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring")
+#: The algorithm names, from the library's one registry: "tacos" first, then the baselines.
+ALGORITHMS = tuple(name for name, _help, _collectives in _tacos.algorithms())
 COLLECTIVES = (
     "all-gather",
     "reduce-scatter",
@@ -262,7 +263,7 @@ class Result:
         synthesizer produced it; empty under ``time_only``."""
         if self._transfers is None:
             c = self._native.transfer_columns()
-            # Multicast groups (README "Multicast switches") ride beside the array, whose dtype
+            # Multicast groups (docs/switch-fabrics.md) ride beside the array, whose dtype
             # stays as it was: verify() passes them on when given the unedited schedule.
             self._multicast = c["multicast"]
             n = len(c["src"])

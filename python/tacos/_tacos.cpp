@@ -20,6 +20,7 @@
 #include "synthesize_job.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
+#include "tacos/synthesis/request.h"
 #include "tacos/topology/generators.h"
 #include "tacos/topology/loader.h"
 #include "topology_json.h"
@@ -200,8 +201,8 @@ py::object write_formats(const NativeResult& r, const std::string& dir,
     const Algorithm& a = r.outcome.run.result.algorithm;
     if (r.job.time_only)
       throw Error("--out cannot be combined with --time-only (no transfers are kept)");
-    cli::write_algorithm_outputs(a, *r.full, r.job.topology.topology, dir, formats);
-    astra = cli::astra_sim_expectation(a, *r.full, r.job.topology.topology, dir, formats);
+    cli::write_algorithm_outputs(a, *r.full, dir, formats, {}, &r.outcome.network);
+    astra = cli::astra_sim_expectation(a, *r.full, dir, formats);
   }
   return to_python(astra);
 }
@@ -317,6 +318,18 @@ PYBIND11_MODULE(_tacos, m) {
   m.def("synthesize", &synthesize, py::arg("topology"), py::arg("args"), py::arg("algorithm"),
         py::arg("time_only"));
   m.def("compare", &compare, py::arg("topology"), py::arg("args"), py::arg("algorithms"));
+  // The one list of `tacos synthesize --json` keys, in order (src/cli/report.h).
+  m.def("synthesize_keys", [] { return tacos::cli::synthesize_keys(); });
+  // The library's registry (tacos/synthesis/request.h): name, one-line help, collectives.
+  m.def("algorithms", [] {
+    py::list entries;
+    for (const tacos::AlgorithmInfo& info : tacos::algorithm_registry()) {
+      py::list kinds;
+      for (tacos::CollectiveKind kind : info.collectives) kinds.append(tacos::to_string(kind));
+      entries.append(py::make_tuple(info.name, info.help, kinds));
+    }
+    return entries;
+  });
   m.def("bound", &bound, py::arg("topology"), py::arg("collective"), py::arg("size"),
         py::arg("chunks_per_npu"), py::arg("root"), py::arg("npus"), py::arg("link_model"));
   m.def("run_file", &run_file, py::arg("path"), py::arg("topology"), py::arg("link_model"),

@@ -33,8 +33,10 @@ import time
 
 import yaml
 
-#: The configuration columns, then the keys of ``tacos synthesize --json`` (without ``out`` and
-#: ``astra_sim``, which need --out), then the outcome.
+from . import _tacos
+
+#: The configuration columns, then the keys of ``tacos synthesize --json`` (REPORT_COLUMNS),
+#: then the outcome.
 CONFIG_COLUMNS = [
     "config_id",
     "config_topology",
@@ -49,37 +51,11 @@ CONFIG_COLUMNS = [
     "config_seed",
     "config_trials",
 ]
-REPORT_COLUMNS = [
-    "topology",
-    "npus",
-    "links",
-    "collective",
-    "npus_in_collective",
-    "root",
-    "all_reduce_mode",
-    "size_bytes",
-    "chunks_per_npu",
-    "chunk_bytes",
-    "algorithm",
-    "portfolio_winner",
-    "portfolio_skipped",
-    "link_model",
-    "seed",
-    "trials",
-    "collective_time_us",
-    "greedy_time_us",
-    "algbw_gbps",
-    "busbw_gbps",
-    "lower_bound_us",
-    "bound_ratio",
-    "store_and_forward_bound_us",
-    "store_and_forward_ratio",
-    "transfers",
-    "wasted_transfers",
-    "verified",
-    "synthesis_seconds",
-    "peak_memory_mib",
-]
+#: The keys of ``tacos synthesize --json`` in its order, from the one list the command prints
+#: them by; ``out``, ``astra_sim``, ``chakra_replay`` and ``msccl_replay`` need --out, which a
+#: sweep never gives.
+REPORT_COLUMNS = [key for key in _tacos.synthesize_keys()
+                  if key not in ("out", "astra_sim", "chakra_replay", "msccl_replay")]
 OUTCOME_COLUMNS = ["status", "error"]
 COLUMNS = CONFIG_COLUMNS + REPORT_COLUMNS + OUTCOME_COLUMNS
 

@@ -10,7 +10,6 @@
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/msccl_xml.h"
 #include "tacos/topology/generators.h"
-#include "tacos/topology/switch_routes.h"
 
 namespace tacos::cli {
 namespace {
@@ -126,13 +125,11 @@ LoadedAlgorithm load_algorithm_file(const std::string& path, const TopologyOptio
           loaded.nominal_size = true;
         }
       }
-      // MSCCL names GPU-to-GPU messages; through switches they are read (and ordered) over
-      // the NPU view of the switch routes, then timed on the switches like any algorithm.
+      // MSCCL names GPU-to-GPU messages; through switches the reader executes them hop by hop
+      // over the switch routes, as the simulator times them.
       loaded.both_calls = msccl_root_number(path, "inplace", 1) == 1 &&
                           msccl_root_number(path, "outofplace", 1) == 1;
-      loaded.algorithm = read_msccl_xml(
-          path, loaded.network.switches() > 0 ? switch_route_view(loaded.network) : loaded.network,
-          model, size);
+      loaded.algorithm = read_msccl_xml(path, loaded.network, model, size);
       break;
     }
     case AlgorithmFormat::kChakra: {

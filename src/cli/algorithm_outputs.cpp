@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -13,12 +15,19 @@
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/chakra.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
 
+std::string msccl_file(const Algorithm& algorithm, const std::string& out_dir) {
+  return (std::filesystem::path(out_dir) / "msccl" /
+          ("tacos_" + to_string(algorithm.collective().kind()) + ".xml"))
+      .string();
+}
+
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
-                             const std::string& topology_spec, const std::string& out_dir,
-                             const std::string& formats, const MscclWriteOptions& msccl) {
+                             const std::string& out_dir, const std::string& formats,
+                             const MscclWriteOptions& msccl, const Topology* network) {
   namespace fs = std::filesystem;
   const fs::path target = fs::path(out_dir).lexically_normal();
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -44,12 +53,13 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
         write_algorithm_json(algorithm, (staging / "algorithm.json").string());
         produced.push_back("algorithm.json");
       } else if (format == "chakra") {
-        write_chakra(algorithm, full, topology_spec, staging.string());
+        write_chakra(algorithm, full, staging.string());
         produced.insert(produced.end(), {"chakra", "astra"});
       } else if (format == "msccl") {
         fs::create_directories(staging / "msccl");
         const std::string name = "tacos_" + to_string(algorithm.collective().kind());
-        write_msccl_xml(algorithm, (staging / "msccl" / (name + ".xml")).string(), name, msccl);
+        write_msccl_xml(algorithm, network != nullptr ? *network : full,
+                        msccl_file(algorithm, staging.string()), name, msccl);
         produced.push_back("msccl");
       } else {
         throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
@@ -92,14 +102,13 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
 // multicast message becomes one send per receiver, so `expected_time_us` is that unicast
 // execution and `matches_reported` says whether it reproduces the multicast time.
 nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const Topology& full,
-                                             const std::string& topology_spec,
                                              const std::string& out_dir,
                                              const std::string& formats) {
   if (out_dir.empty()) return nullptr;
   const auto listed = split_list(formats);
   if (std::find(listed.begin(), listed.end(), "chakra") == listed.end()) return nullptr;
   nlohmann::ordered_json info;
-  const std::optional<std::string> network = astra_network_yaml(full, topology_spec);
+  const std::optional<std::string> network = astra_network_yaml(full);
   if (!network) {
     info["backend"] = nullptr;
     info["expected_time_us"] = nullptr;
@@ -151,6 +160,102 @@ nlohmann::ordered_json astra_sim_expectation(const Algorithm& algorithm, const T
         "--link-model " +
         to_string(algorithm.link_model);
   return info;
+}
+
+nlohmann::ordered_json chakra_replay(const Algorithm& algorithm, const Topology& network,
+                                     LinkModel model, const std::string& out_dir,
+                                     const std::string& formats) {
+  if (out_dir.empty()) return nullptr;
+  const auto listed = split_list(formats);
+  if (std::find(listed.begin(), listed.end(), "chakra") == listed.end()) return nullptr;
+  const EtTrace trace = read_chakra((std::filesystem::path(out_dir) / "chakra").string());
+  const Time replay =
+      simulate_chakra(trace, network, model, algorithm.collective().size()).collective_time;
+  const bool matches = replay == algorithm.collective_time;
+  nlohmann::ordered_json info;
+  info["time_us"] = to_micros(replay);
+  info["matches_reported"] = matches;
+  if (matches)
+    info["note"] = "the Chakra files replay to the reported time";
+  else if (algorithm.has_multicast())
+    info["note"] =
+        "Chakra (as ASTRA-sim runs it) has no multicast: each copy of a multicast message is a "
+        "send of its own, and every copy crosses the sender's port";
+  else if (model == LinkModel::kAstra)
+    info["note"] =
+        "under --link-model astra a 0 us COMP_NODE runs for 1 ns, as in ASTRA-sim: the order "
+        "nodes that keep a link's sends in the synthesized order (longer than messages that "
+        "take under 1 ns on their link) and the reductions' nodes";
+  else
+    info["note"] = "the Chakra files' dependencies do not reproduce the schedule's timing";
+  return info;
+}
+
+void note_chakra_replay(const nlohmann::ordered_json& replay, const std::string& out_dir,
+                        Time reported) {
+  if (replay.is_null() || replay["matches_reported"].get<bool>()) return;
+  const Time time = std::llround(replay["time_us"].get<double>() * 1e6);
+  std::fprintf(stderr, "tacos: note: %s/chakra replays to %s us, not the reported %s us: %s\n",
+               out_dir.c_str(), format_micros(time).c_str(), format_micros(reported).c_str(),
+               replay["note"].get<std::string>().c_str());
+}
+
+nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
+                                    LinkModel model, const std::string& path, Time reported) {
+  // Timed as `tacos simulate` times the file.
+  const Algorithm read = read_msccl_xml(path, network, model, std::nullopt);
+  const Time replay = simulate(read, network, model).collective_time;
+  nlohmann::ordered_json info;
+  info["time_us"] = to_micros(replay);
+  info["matches_reported"] = replay == reported;
+  if (replay == reported) {
+    info["note"] = "the MSCCL file replays to the reported time";
+    return info;
+  }
+  std::vector<std::string> why;
+  if (algorithm.has_multicast())
+    why.push_back(
+        "MSCCL has no multicast: each copy of a multicast message is its own send over the "
+        "sender's port");
+  bool split = false;
+  for (const Transfer& t : algorithm.transfers()) split = split || t.num_chunks > 71;
+  if (split)
+    why.push_back(
+        "a message of more than 71 chunks is split into several (MSCCL's cnt < 72), each paying "
+        "the link latency");
+  // The writer marks a file whose ports' order it had to leave to the executor.
+  std::ifstream in(path);
+  std::string root;
+  std::getline(in, root, '>');
+  if (root.find(" tacos_port_order=\"0\"") != std::string::npos)
+    why.push_back(
+        "keeping each switch port's message order would make steps wait on more than 128 thread "
+        "blocks of a GPU (the executor keeps that id in an int8), so the file leaves the order "
+        "to the executor");
+  if (why.empty()) why.push_back("the MSCCL execution orders its messages differently");
+  std::string note;
+  for (std::size_t k = 0; k < why.size(); ++k) note += (k ? "; " : "") + why[k];
+  info["note"] = note;
+  return info;
+}
+
+nlohmann::ordered_json msccl_replay(const Algorithm& algorithm, const Topology& network,
+                                    LinkModel model, const std::string& out_dir,
+                                    const std::string& formats) {
+  if (out_dir.empty()) return nullptr;
+  const auto listed = split_list(formats);
+  if (std::find(listed.begin(), listed.end(), "msccl") == listed.end()) return nullptr;
+  return msccl_replay(algorithm, network, model, msccl_file(algorithm, out_dir),
+                      algorithm.collective_time);
+}
+
+void note_msccl_replay(const nlohmann::ordered_json& replay, const std::string& path,
+                       Time reported) {
+  if (replay.is_null() || replay["matches_reported"].get<bool>()) return;
+  const Time time = std::llround(replay["time_us"].get<double>() * 1e6);
+  std::fprintf(stderr, "tacos: note: %s replays to %s us, not the reported %s us: %s\n",
+               path.c_str(), format_micros(time).c_str(), format_micros(reported).c_str(),
+               replay["note"].get<std::string>().c_str());
 }
 
 }  // namespace tacos::cli

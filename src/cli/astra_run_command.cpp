@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "report.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/chakra.h"
@@ -163,7 +164,7 @@ struct AstraRunCommand {
           missing.empty() && tacos_time && *tacos_time > 0
               ? nlohmann::ordered_json(astra_ns * 1e3 / static_cast<double>(*tacos_time) - 1)
               : nullptr;
-      std::cout << out.dump(2) << std::endl;
+      std::cout << json_text(out) << std::endl;
     }
     if (critical)
       throw Error("astra-run: ASTRA-sim reported an error ([critical]); see " +

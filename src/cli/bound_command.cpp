@@ -23,7 +23,7 @@ struct BoundCommand {
     const LowerBound& bound = o.bound;
     const Collective& coll = o.collective;
     if (json) {
-      std::cout << o.json.dump(2) << std::endl;
+      std::cout << json_text(o.json) << std::endl;
       return;
     }
     std::printf("lower bound for %s on %s: %d NPUs, %d switches\n", to_string(coll.kind()).c_str(),

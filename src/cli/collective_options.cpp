@@ -65,4 +65,21 @@ SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flag
   return options;
 }
 
+SynthesisRequest CollectiveOptions::request(const Topology& network, const SynthesisFlags& flags,
+                                            const TopologyOptions& topology,
+                                            const std::string& algorithm) const {
+  const Collective validated = make(network, flags);
+  SynthesisRequest request;
+  request.algorithm = algorithm;
+  request.collective = validated.kind();
+  request.size = validated.size();
+  if (npus_given) request.members = validated.members();
+  request.root = root;
+  request.chunks_per_npu = validated.chunks_per_npu();
+  request.auto_chunks = flags.auto_chunks();
+  request.portfolio = flags.portfolio_on();
+  request.options = synthesis_options(flags, topology);
+  return request;
+}
+
 }  // namespace tacos::cli

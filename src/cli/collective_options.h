@@ -5,6 +5,7 @@
 
 #include "common_options.h"
 #include "tacos/collective/collective.h"
+#include "tacos/synthesis/request.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos::cli {
@@ -26,6 +27,9 @@ struct CollectiveOptions {
   Collective make(const Topology& network, int chunks_per_npu) const;
   SynthesisOptions synthesis_options(const SynthesisFlags& flags,
                                      const TopologyOptions& topology) const;
+  // The library request for `algorithm` on `network`, validated as make() does.
+  SynthesisRequest request(const Topology& network, const SynthesisFlags& flags,
+                           const TopologyOptions& topology, const std::string& algorithm) const;
 };
 
 }  // namespace tacos::cli

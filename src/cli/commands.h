@@ -1,5 +1,6 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace tacos::cli {
 
@@ -14,5 +15,9 @@ void add_simulate_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_astra_run_command(CLI::App& app);
+
+// A CLI11 parse error of `app` as one line naming the flag and what it expects (CLI11 alone
+// prints "Could not convert: --root = x" and a second line pointing at --help).
+std::string describe_parse_error(CLI::App& app, const CLI::ParseError& error);
 
 }  // namespace tacos::cli

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "compare_job.h"
+#include "report.h"
 #include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -86,7 +87,7 @@ struct CompareCommand {
                                           BarChartMark{"lower bound", bound->lower_bound_us})
                                     : std::nullopt));
     if (json) {
-      std::cout << compare_json(full, plan, results).dump(2) << std::endl;
+      std::cout << json_text(compare_json(full, plan, results)) << std::endl;
     } else if (!plot.empty()) {
       std::printf("\nwrote %s\n", plot.c_str());
     }

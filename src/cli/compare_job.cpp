@@ -13,11 +13,7 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
   plan.network = job.topology.network(full);
   plan.collective = job.collective.make(plan.network, job.flags);
   plan.names = split_list(job.algorithms);
-  for (const std::string& name : plan.names)
-    if (std::find(algorithm_names().begin(), algorithm_names().end(), name) ==
-        algorithm_names().end())
-      throw Error("--algorithms: unknown algorithm '" + name +
-                  "' (expected tacos, ring, direct, rhd, dbt, hierarchical or biring)");
+  for (const std::string& name : plan.names) require_algorithm("--algorithms", name);
   const std::string& plot = job.plot;
   if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))
     throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");
@@ -28,15 +24,14 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
 }
 
 CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name,
-                       const std::map<std::string, const AlgorithmRun*>* known) {
+                       const KnownRuns* known) {
   CompareRow row;
   const Topology& network = plan.network;
-  row.run = run_algorithm_searching_chunks(
-      name, network, [&](int k) { return job.collective.make(network, k); },
-      job.flags.auto_chunks(), plan.collective.chunks_per_npu(), plan.options,
-      job.topology.topology, Portfolio{job.flags.portfolio_on(), known});
+  SynthesisRequest request = job.collective.request(network, job.flags, job.topology, name);
+  request.options = plan.options;
+  row.run = synthesize(network, request, known);
   AlgorithmRun& run = row.run;
-  nlohmann::ordered_json& json = row.json;
+  KeyedJson json(compare_row_keys());
   json["algorithm"] = name;
   const auto portfolio_json = [&] {
     const bool ran = name == "tacos" && !run.portfolio_winner.empty();
@@ -59,6 +54,7 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
     json["synthesis_seconds"] = nullptr;
     json["skipped_reason"] = *run.skipped_reason;
     portfolio_json();
+    row.json = json.take();
     return row;
   }
   // Every algorithm is timed by the same simulator under the same link model.
@@ -77,12 +73,13 @@ CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std
   json["synthesis_seconds"] = run.result.seconds;
   json["skipped_reason"] = nullptr;
   portfolio_json();
+  row.json = json.take();
   return row;
 }
 
 std::vector<CompareRow> compare_rows(const CompareJob& job, const ComparePlan& plan) {
   std::vector<std::optional<CompareRow>> rows(plan.names.size());
-  std::map<std::string, const AlgorithmRun*> known;
+  KnownRuns known;
   for (std::size_t i = 0; i < plan.names.size(); ++i) {
     if (plan.names[i] == "tacos") continue;
     rows[i] = compare_row(job, plan, plan.names[i]);

@@ -19,7 +19,7 @@ struct CompareJob {
   TopologyOptions topology;
   SynthesisFlags flags;
   CollectiveOptions collective;
-  std::string algorithms = "tacos,ring,direct,rhd,dbt,hierarchical,biring";
+  std::string algorithms = algorithm_list();
   std::string plot;  // validated here (FILE.svg), drawn by the command
 };
 
@@ -43,7 +43,7 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full);
 // The tacos row runs the portfolio (algorithm_runner.h) unless --portfolio off, taking the
 // baseline runs in `known` instead of building them again.
 CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name,
-                       const std::map<std::string, const AlgorithmRun*>* known = nullptr);
+                       const KnownRuns* known = nullptr);
 // Every row of plan.names, in that order. The baseline rows run first, so the tacos row's
 // portfolio reuses them (same options and K, or the same K search) rather than building them
 // twice.

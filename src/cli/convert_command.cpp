@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "algorithm_files.h"
+#include "algorithm_outputs.h"
 #include "commands.h"
 #include "common_options.h"
 #include "msccl_options.h"
@@ -42,15 +43,24 @@ struct ConvertCommand {
         write_algorithm_json(*loaded.algorithm, out);
         break;
       case AlgorithmFormat::kMsccl:
-        write_msccl_xml(*loaded.algorithm, out, std::filesystem::path(out).stem().string(),
-                        msccl_options);
+        write_msccl_xml(*loaded.algorithm, loaded.network, out,
+                        std::filesystem::path(out).stem().string(), msccl_options);
         break;
       case AlgorithmFormat::kChakra:
-        write_chakra(*loaded.algorithm, loaded.network, loaded.topology_spec, out);
+        write_chakra(*loaded.algorithm, loaded.network, out);
         break;
     }
     std::printf("wrote %s (%s, %zu transfers)\n", out.c_str(), to_string(target).c_str(),
                 loaded.algorithm->transfers().size());
+    if (target == AlgorithmFormat::kMsccl)
+      note_msccl_replay(
+          msccl_replay(*loaded.algorithm, loaded.network, loaded.algorithm->link_model, out,
+                       loaded.algorithm->collective_time),
+          out, loaded.algorithm->collective_time);
+    if (target == AlgorithmFormat::kChakra)
+      note_chakra_replay(chakra_replay(*loaded.algorithm, loaded.network,
+                                       loaded.algorithm->link_model, out, "chakra"),
+                         out, loaded.algorithm->collective_time);
   }
 };
 

@@ -35,9 +35,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints the message; a bad command line is exit 1 like any other bad input (its own
-    // codes, 105, 106, ..., are not tacos's contract), --help and --version exit 0.
-    return app.exit(e) == 0 ? 0 : 1;
+    // --help and --version exit 0 through CLI11; a bad command line is one line and exit 1 like
+    // any other bad input (CLI11's own codes, 105, 106, ..., are not tacos's contract, nor is
+    // its second line "Run with --help for more information.").
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::fprintf(stderr, "tacos: error: %s\n", tacos::cli::describe_parse_error(app, e).c_str());
+    return 1;
   } catch (const tacos::Error& e) {
     std::fprintf(stderr, "tacos: error: %s\n", e.what());
     return 1;

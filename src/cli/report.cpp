@@ -2,9 +2,74 @@
 
 #include <sys/resource.h>
 
+#include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
 namespace tacos::cli {
+
+const std::vector<std::string>& synthesize_keys() {
+  static const std::vector<std::string> keys{"topology",
+                                             "npus",
+                                             "links",
+                                             "collective",
+                                             "npus_in_collective",
+                                             "root",
+                                             "all_reduce_mode",
+                                             "size_bytes",
+                                             "chunks_per_npu",
+                                             "chunk_bytes",
+                                             "algorithm",
+                                             "portfolio_winner",
+                                             "portfolio_skipped",
+                                             "link_model",
+                                             "seed",
+                                             "trials",
+                                             "collective_time_us",
+                                             "greedy_time_us",
+                                             "algbw_gbps",
+                                             "busbw_gbps",
+                                             "lower_bound_us",
+                                             "bound_ratio",
+                                             "store_and_forward_bound_us",
+                                             "store_and_forward_ratio",
+                                             "transfers",
+                                             "wasted_transfers",
+                                             "verified",
+                                             "synthesis_seconds",
+                                             "peak_memory_mib",
+                                             "out",
+                                             "astra_sim",
+                                             "chakra_replay",
+                                             "msccl_replay"};
+  return keys;
+}
+
+const std::vector<std::string>& compare_row_keys() {
+  static const std::vector<std::string> keys{"algorithm",
+                                             "chunks_per_npu",
+                                             "collective_time_us",
+                                             "algbw_gbps",
+                                             "busbw_gbps",
+                                             "lower_bound_us",
+                                             "bound_ratio",
+                                             "store_and_forward_bound_us",
+                                             "store_and_forward_ratio",
+                                             "verified",
+                                             "synthesis_seconds",
+                                             "skipped_reason",
+                                             "portfolio_winner",
+                                             "greedy_time_us"};
+  return keys;
+}
+
+nlohmann::ordered_json& KeyedJson::operator[](const std::string& key) {
+  std::size_t i = next_;
+  while (i < keys_.size() && keys_[i] != key) ++i;
+  if (i == keys_.size())
+    throw Error("internal error: report key '" + key + "' is not in its list or out of order");
+  next_ = i + 1;
+  return object_[key];
+}
 
 std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topology& network,
                                               const Collective& collective) {

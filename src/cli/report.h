@@ -2,6 +2,8 @@
 // Numbers every command reports about a run: algorithm bandwidth and distance to the bound.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "algorithm_runner.h"
 #include "tacos/bounds/lower_bound.h"
@@ -45,6 +47,36 @@ Report make_report(Time collective_time, const Collective& collective,
                    const std::optional<LowerBound>& bound, LinkModel model);
 
 double peak_memory_mib();
+
+// The text of a --json object. A name the user gave as bytes that are not UTF-8 (a topology or
+// file name) is printed with each bad byte as U+FFFD: JSON text must be UTF-8, and one such
+// byte must not turn a finished run into an error.
+inline std::string json_text(const nlohmann::ordered_json& value) {
+  return value.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// The one definition of the reports' keys, in the order they are printed. synthesize_keys():
+// every key `tacos synthesize --json` may print (root, all_reduce_mode, the portfolio's and
+// greedy_time_us only for some runs; out, astra_sim, chakra_replay and msccl_replay only with
+// --out); the sweep's CSV columns and `import tacos` read it. compare_row_keys(): one element
+// of `tacos compare --json`'s "results".
+const std::vector<std::string>& synthesize_keys();
+const std::vector<std::string>& compare_row_keys();
+
+// Builds a report object whose keys must come from `keys`, each after the keys set before it,
+// so the printed objects and the lists above cannot drift apart (a key out of place is a bug
+// and throws).
+class KeyedJson {
+ public:
+  explicit KeyedJson(const std::vector<std::string>& keys) : keys_(keys) {}
+  nlohmann::ordered_json& operator[](const std::string& key);
+  nlohmann::ordered_json take() { return std::move(object_); }
+
+ private:
+  const std::vector<std::string>& keys_;
+  std::size_t next_ = 0;  // keys_[next_..] may still be set
+  nlohmann::ordered_json object_ = nlohmann::ordered_json::object();
+};
 
 inline nlohmann::ordered_json json_or_null(const std::optional<double>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();

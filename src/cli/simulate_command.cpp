@@ -18,7 +18,7 @@ struct SimulateCommand {
   void run() const {
     const Outcome outcome = run_file(options);
     if (options.json) {
-      std::cout << outcome_json(outcome, options.link_model).dump(2) << std::endl;
+      std::cout << json_text(outcome_json(outcome, options.link_model)) << std::endl;
       return;
     }
     std::printf("%s algorithm %s on %s (%d NPUs), link model %s\n",
@@ -51,7 +51,8 @@ struct VerifyCommand {
   FileRunOptions options;
   void run() const {
     const Outcome outcome = run_file(options, /*nominal_size_if_missing=*/true);
-    if (options.json) std::cout << outcome_json(outcome, options.link_model).dump(2) << std::endl;
+    if (options.json)
+      std::cout << json_text(outcome_json(outcome, options.link_model)) << std::endl;
     require_verified(options, outcome);
     if (!options.json) {
       std::printf("%s: a correct %s (%d NPUs, %lld messages, %s us)\n", options.path.c_str(),

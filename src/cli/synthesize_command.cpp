@@ -3,9 +3,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "algorithm_outputs.h"
 #include "commands.h"
 #include "msccl_options.h"
 #include "progress.h"
+#include "report.h"
 #include "synthesize_job.h"
 #include "tacos/common/units.h"
 
@@ -26,8 +28,11 @@ struct SynthesizeCommand {
     job.progress = [&progress](double f) { progress.update(f); };
     job.progress_done = [&progress] { progress.finish(); };
     const SynthesizeOutcome outcome = run_synthesize(job, full);
+    note_chakra_replay(outcome.chakra_replay, job.out_dir, outcome.run.result.collective_time);
+    note_msccl_replay(outcome.msccl_replay, msccl_file(outcome.run.result.algorithm, job.out_dir),
+                      outcome.run.result.collective_time);
     if (json) {
-      std::cout << synthesize_json(job, full, outcome).dump(2) << std::endl;
+      std::cout << json_text(synthesize_json(job, full, outcome)) << std::endl;
       return;
     }
     const std::string& algorithm = job.algorithm;
@@ -97,9 +102,7 @@ void add_synthesize_command(CLI::App& app) {
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
   cmd->job.flags.add_portfolio_to(*sub);
-  sub->add_option("--algorithm", cmd->job.algorithm,
-                  "tacos (synthesized) or a baseline: ring, direct, rhd, dbt, hierarchical, biring")
-      ->capture_default_str();
+  sub->add_option("--algorithm", cmd->job.algorithm, algorithm_help())->capture_default_str();
   sub->add_flag("--json", cmd->json,
                 "Print one JSON object on stdout instead of the summary (algbw_gbps, busbw_gbps: "
                 "GB/s of 10^9 B/s, as nccl-tests)");

@@ -15,7 +15,8 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
   SynthesizeOutcome outcome;
   outcome.network = job.topology.network(full);
   const Topology& network = outcome.network;
-  const Collective requested = job.collective.make(network, job.flags);
+  job.collective.make(network, job.flags);  // the collective's flags are checked first
+  require_algorithm("--algorithm", job.algorithm);
   if (job.time_only && !job.out_dir.empty())
     throw Error("--out cannot be combined with --time-only (no transfers are kept)");
   if (job.formats_given && job.out_dir.empty())
@@ -30,24 +31,27 @@ SynthesizeOutcome run_synthesize(const SynthesizeJob& job, const Topology& full)
                   " needs --out DIR --format msccl (it shapes the MSCCL file only)");
   }
 
-  const bool portfolio_on = job.flags.portfolio_on();
+  job.flags.portfolio_on();  // a bad --portfolio fails before synthesis
   outcome.options = job.collective.synthesis_options(job.flags, job.topology);
   outcome.options.keep_transfers = !job.time_only;
   if (job.progress) outcome.options.progress = job.progress;
-  outcome.run = run_algorithm_searching_chunks(
-      job.algorithm, network, [&](int k) { return job.collective.make(network, k); },
-      job.flags.auto_chunks(), requested.chunks_per_npu(), outcome.options, job.topology.topology,
-      Portfolio{portfolio_on, nullptr});
+  SynthesisRequest request =
+      job.collective.request(network, job.flags, job.topology, job.algorithm);
+  request.options = outcome.options;
+  outcome.run = synthesize(network, request);
   if (job.progress_done) job.progress_done();
   const AlgorithmRun& run = outcome.run;
   if (run.skipped_reason) throw Error("--algorithm " + job.algorithm + ": " + *run.skipped_reason);
 
   const Collective& coll = run.result.algorithm.collective();
   if (!job.out_dir.empty())
-    write_algorithm_outputs(run.result.algorithm, full, job.topology.topology, job.out_dir,
-                            job.formats, job.msccl);
-  outcome.astra = astra_sim_expectation(run.result.algorithm, full, job.topology.topology,
+    write_algorithm_outputs(run.result.algorithm, full, job.out_dir, job.formats, job.msccl,
+                            &network);
+  outcome.chakra_replay = chakra_replay(run.result.algorithm, network, outcome.options.link_model,
                                         job.out_dir, job.formats);
+  outcome.msccl_replay = msccl_replay(run.result.algorithm, network, outcome.options.link_model,
+                                      job.out_dir, job.formats);
+  outcome.astra = astra_sim_expectation(run.result.algorithm, full, job.out_dir, job.formats);
   const std::optional<LowerBound> bound = bound_if_affordable(full, network, coll);
   outcome.report = make_report(run, coll, bound);
   return outcome;
@@ -57,7 +61,7 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
                                        const SynthesizeOutcome& outcome) {
   const AlgorithmRun& run = outcome.run;
   const Collective& coll = run.result.algorithm.collective();
-  nlohmann::ordered_json out;
+  KeyedJson out(synthesize_keys());
   out["topology"] = full.name();
   out["npus"] = outcome.network.npus();
   out["links"] = outcome.network.num_links();
@@ -97,7 +101,9 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["peak_memory_mib"] = peak_memory_mib();
   if (!job.out_dir.empty()) out["out"] = job.out_dir;
   if (!outcome.astra.is_null()) out["astra_sim"] = outcome.astra;
-  return out;
+  if (!outcome.chakra_replay.is_null()) out["chakra_replay"] = outcome.chakra_replay;
+  if (!outcome.msccl_replay.is_null()) out["msccl_replay"] = outcome.msccl_replay;
+  return out.take();
 }
 
 }  // namespace tacos::cli

@@ -34,6 +34,12 @@ struct SynthesizeOutcome {
   SynthesisOptions options;
   Report report;
   nlohmann::ordered_json astra;  // the --json `astra_sim` object, null without a Chakra bundle
+  // The --json `chakra_replay` object (what `tacos simulate` of the Chakra files gives), null
+  // without Chakra files.
+  nlohmann::ordered_json chakra_replay;
+  // The --json `msccl_replay` object (what `tacos simulate` of the MSCCL file gives), null
+  // without an MSCCL file.
+  nlohmann::ordered_json msccl_replay;
 };
 
 // Validates the job against `full` (the loaded --topology), synthesizes, verifies, writes

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common_options.h"
+#include "report.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/describe.h"
 #include "tacos/topology/generators.h"
@@ -20,7 +21,7 @@ struct DescribeCommand {
   void run() const {
     const Topology t = topology.load();
     if (json) {
-      std::cout << describe_json(t).dump(2) << std::endl;
+      std::cout << json_text(describe_json(t)) << std::endl;
       return;
     }
     const TopologySummary s = describe_topology(t);

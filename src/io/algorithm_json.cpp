@@ -31,7 +31,7 @@
 //
 // src and dst are device ids of the topology (NPUs 0..N-1, then switches); chunk ids are
 // 0..num_chunks-1 in the order Collective::make defines (all-gather: member-major, K pieces per
-// member); a message of n chunks moves n * chunk_bytes bytes; end_ps >= start_ps. Unknown
+// member); a message of n chunks moves n * chunk_bytes bytes; end_ps > start_ps. Unknown
 // top-level keys are ignored on input; every malformed known field is a one-line error
 // "FILE: field 'transfers[12][2]': expected ..." and bad JSON syntax "FILE:LINE: invalid JSON:
 // ...". The reader streams the transfers (SAX), so files with millions of transfers need no JSON
@@ -607,9 +607,12 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
   for (std::size_t i = 0; i < reader.transfers.size(); ++i) {
     const RawTransfer& t = reader.transfers[i];
     auto field = [&] { return "transfers[" + std::to_string(i) + "]"; };
-    if (t.end < t.start)
-      fields.fail(field() + "[3]", "expected end_ps no earlier than start_ps " +
-                                       std::to_string(t.start) + ", got " + std::to_string(t.end));
+    // A message of bytes takes at least 1 ps (units.h); a zero-length transfer would arrive
+    // before it starts, which the writers' event orders cannot represent.
+    if (t.end <= t.start)
+      fields.fail(field() + "[3]", "expected end_ps after start_ps " + std::to_string(t.start) +
+                                       " (a message takes at least 1 ps), got " +
+                                       std::to_string(t.end));
     const std::span<const ChunkId> chunks(reader.chunk_pool.data() + t.first_chunk, t.num_chunks);
     for (std::size_t k = 0; k < chunks.size(); ++k)
       if (chunks[k] >= num_chunks)

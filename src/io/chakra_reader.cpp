@@ -4,6 +4,8 @@
 // a cut-off prefix is reported precisely), then the message parsed with the generated
 // ChakraProtoMsg classes. Errors are one line: "FILE: byte OFFSET: message K: what" for the
 // encoding, "FILE: node ID ('NAME'): what" for the graph.
+#include <google/protobuf/stubs/logging.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -298,6 +300,9 @@ std::string size_text(const EtNode& n) {
 }
 
 void read_rank(const std::string& file, int rank, int npus, EtRank& out) {
+  // A message that fails to parse is reported below as one line of ours; libprotobuf would log
+  // its own line first (e.g. invalid UTF-8 in a string field).
+  const google::protobuf::LogSilencer quiet;
   out.file = file;
   std::string data;
   {

@@ -25,10 +25,8 @@
 // then the message), so writing is linear in the transfers and does little allocation.
 #include <google/protobuf/io/coded_stream.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -591,80 +589,27 @@ void write_binary(const fs::path& path, std::string_view contents) {
   if (!out) throw Error(path.string() + ": write failed");
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-bool parse_int(std::string_view text, std::int64_t& value) {
-  text = trim(text);
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
-}
-
 enum class Dim { kRing, kFullyConnected, kSwitch };
 
 }  // namespace
 
-std::optional<std::string> astra_network_yaml(const Topology& topology,
-                                              const std::string& topology_spec) {
-  std::error_code ec;
-  if (fs::is_regular_file(topology_spec, ec)) {
-    try {
-      const YAML::Node root = YAML::LoadFile(topology_spec);
-      if (!root.IsMap() || !root["npus_count"] || !root["topology"]) return std::nullopt;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    std::ifstream in(topology_spec, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in && !in.eof()) return std::nullopt;
-    return text;
-  }
-
-  // Generator specs: ring/fc/switch dimensions, or a torus (rings).
+std::optional<std::string> astra_network_yaml(const Topology& topology) {
+  const TopologyShape& shape = topology.shape();
+  if (!shape.astra_network_text.empty()) return shape.astra_network_text;
+  // Generator topologies: ring/fc/switch dimensions, or a torus (rings).
+  if (shape.kind != TopologyKind::kDimensions && shape.kind != TopologyKind::kTorus2d &&
+      shape.kind != TopologyKind::kTorus3d)
+    return std::nullopt;
   std::vector<std::pair<Dim, std::int64_t>> dims;
-  std::string_view spec = trim(topology_spec);
-  std::vector<std::string_view> items;
-  for (std::size_t begin = 0;;) {
-    const std::size_t comma = spec.find(',', begin);
-    items.push_back(trim(spec.substr(begin, comma - begin)));
-    if (comma == std::string_view::npos) break;
-    begin = comma + 1;
-  }
-  for (std::string_view item : items) {
-    const std::size_t colon = item.find(':');
-    if (colon == std::string_view::npos) return std::nullopt;
-    const std::string_view kind = trim(item.substr(0, colon));
-    std::string_view size = trim(item.substr(colon + 1));
-    // ASTRA-sim has no multicast: a multicast switch is written as its Switch (the ETs send
-    // each copy on its own, so the bundle runs the unicast execution of the schedule).
-    constexpr std::string_view kMulticast = ":multicast";
-    if (kind == "switch" && size.size() > kMulticast.size() &&
-        size.substr(size.size() - kMulticast.size()) == kMulticast)
-      size = trim(size.substr(0, size.size() - kMulticast.size()));
-    if ((kind == "torus2d" || kind == "torus3d") && items.size() == 1) {
-      std::size_t begin = 0;
-      for (;;) {
-        const std::size_t x = size.find('x', begin);
-        std::int64_t n = 0;
-        if (!parse_int(size.substr(begin, x - begin), n) || n < 1) return std::nullopt;
-        dims.push_back({Dim::kRing, n});
-        if (x == std::string_view::npos) break;
-        begin = x + 1;
-      }
-      if (dims.size() != (kind == "torus2d" ? 2u : 3u)) return std::nullopt;
-      continue;
-    }
-    std::int64_t n = 0;
-    if (!parse_int(size, n) || n < 1) return std::nullopt;
-    if (kind == "ring")
-      dims.push_back({Dim::kRing, n});
-    else if (kind == "fc")
-      dims.push_back({Dim::kFullyConnected, n});
-    else if (kind == "switch")
-      dims.push_back({Dim::kSwitch, n});
+  for (const ShapeDimension& d : shape.dimensions) {
+    if (d.wiring == DimensionWiring::kRing)
+      dims.push_back({Dim::kRing, d.size});
+    else if (d.wiring == DimensionWiring::kFullyConnected)
+      dims.push_back({Dim::kFullyConnected, d.size});
+    else if (d.wiring == DimensionWiring::kSwitch)
+      // ASTRA-sim has no multicast: a multicast switch is written as its Switch (the ETs send
+      // each copy on its own, so the bundle runs the unicast execution of the schedule).
+      dims.push_back({Dim::kSwitch, d.size});
     else
       return std::nullopt;
   }
@@ -708,7 +653,7 @@ std::optional<std::string> astra_network_yaml(const Topology& topology,
     stride *= n;
   }
   try {
-    Topology expected = generate_topology(topology_spec, params);
+    Topology expected = generate_dimensions(shape.dimensions, params, topology.name());
     if (topology.switches() == 0 && expected.switches() > 0) expected = expected.unwind_switches();
     if (expected.npus() != topology.npus() || expected.switches() != topology.switches() ||
         expected.num_links() != topology.num_links())
@@ -737,15 +682,14 @@ std::optional<std::string> astra_network_yaml(const Topology& topology,
     bandwidths += sep + number(params.bandwidth_gbps[d]);
     latencies += sep + number(static_cast<double>(params.latency_ps[d]) / kPicosPerNano);
   }
-  return "# ASTRA-sim analytical network for --topology " + std::string(spec) +
+  return "# ASTRA-sim analytical network for --topology " + topology.name() +
          " (written by tacos)\n"
          "topology: [ " +
          kinds + " ]\nnpus_count: [ " + counts + " ]\nbandwidth: [ " + bandwidths +
          " ]  # GB/s (2^30 B/s)\nlatency: [ " + latencies + " ]  # ns\n";
 }
 
-void write_chakra(const Algorithm& algorithm, const Topology& topology,
-                  const std::string& topology_spec, const std::string& out_dir,
+void write_chakra(const Algorithm& algorithm, const Topology& topology, const std::string& out_dir,
                   const ChakraOptions& options) {
   if (options.prefix.empty() || options.prefix.find('/') != std::string::npos ||
       options.prefix == "." || options.prefix == "..")
@@ -753,7 +697,7 @@ void write_chakra(const Algorithm& algorithm, const Topology& topology,
   if (out_dir.empty()) throw Error("chakra: no output directory given");
   validate(algorithm, topology);
   const RankFiles files = build_rank_files(algorithm, topology, options);
-  const std::optional<std::string> network = astra_network_yaml(topology, topology_spec);
+  const std::optional<std::string> network = astra_network_yaml(topology);
   const int npus = topology.npus();
 
   const fs::path out(out_dir);

@@ -14,16 +14,19 @@
 //  - each thread block runs its steps in order; a step starts when the previous one is done and
 //    its dependency has signalled. As in the executor, depid/deps = (tb, s) waits until thread
 //    block tb completes a step with index >= s that has hasdep="1" (nop steps never signal);
-//  - a send (s, or the send half of rcs/rrs/rrcs) queues its message on the link src -> dst;
-//    each link sends one message at a time, first queued first; the message starts when the link
-//    is free, reads its source then, and arrives latency + bytes / bandwidth later; the link is
-//    busy for all of that (tacos model) or for bytes / bandwidth (astra). The send step is done
-//    when its message starts;
+//  - a send (s, or the send half of rcs/rrs/rrcs) queues its message on the first link of its
+//    route src -> dst (the direct link, or up the sender's port to a switch: SwitchRoutes, as
+//    the simulator routes it); each link sends one message at a time, first queued first; the
+//    message starts when the link is free, reads its source then, and crosses each link in
+//    latency + bytes / bandwidth; the link is busy for all of that (tacos model) or for
+//    bytes / bandwidth (astra). At a switch it queues for its next link, store-and-forward,
+//    served in the simulator's order (simulation/switch_queue.h). The send step is done when
+//    its message starts;
 //  - a receive takes the next message of its (peer, channel) in FIFO order and is done when that
 //    message has arrived; rcs/rrs/rrcs then send on;
 //  - local steps (cpy, re, nop) take no time.
 // Every message becomes one transfer (cnt chunks; m tacos chunks each, see the header) from its
-// start to its arrival.
+// start to its arrival at the receiver.
 //
 // Values: every buffer slot holds a chunk (copies) or a chunk's partial sum and its contributor
 // set (reductions). A transfer is a reduce transfer when its receive step reduces (rrs, rrc,
@@ -48,17 +51,20 @@
 #include <optional>
 #include <pugixml.hpp>
 #include <queue>
+#include <span>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "../simulation/switch_queue.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -126,15 +132,25 @@ struct ThreadBlock {
 struct Message {
   int send_step = -1, recv_step = -1;
   int src = 0, dst = 0, chan = 0, cnt = 1;
-  LinkId link = -1;
+  std::span<const LinkId> route;  // first hop, then links leaving switches
+  std::uint32_t hop = 0;          // the link it is on or queues for
   bool payload_set = false, started = false, arrived = false, reduce = false;
   std::vector<Value> payload;
   Time start = 0, end = 0;
 };
 
+// At one instant: deliveries, messages reaching switches (all queued before a switch link
+// serves one, as the simulator orders them), thread blocks resuming, first hops starting, then
+// switch links serving their queues.
+constexpr int kArrive = 0;     // id: message
+constexpr int kAtSwitch = 1;   // id: message
+constexpr int kResume = 2;     // id: thread block
+constexpr int kLinkStart = 3;  // id: a first-hop link
+constexpr int kServe = 4;      // id: a link leaving a switch
+
 struct Event {
   Time time;
-  int kind;  // 0 arrival (message), 1 resume (thread block), 2 link start (link)
+  int kind;
   std::uint64_t seq;
   int id;
   bool operator>(const Event& o) const {
@@ -476,12 +492,13 @@ class Reader {
                          " there (the message is never received)");
       }
       if (!sends.empty()) {
-        const LinkId link = topology_.find_link(stb.gpu, stb.send);
-        if (link < 0)
+        // Through switches a message takes the simulator's route, hop by hop.
+        const std::span<const LinkId> route = topology_.switch_routes().route(stb.gpu, stb.send);
+        if (route.empty())
           fail_step(steps_[sends[0]],
                     "sends to gpu " + std::to_string(stb.send) + ", but the topology has no link " +
                         std::to_string(stb.gpu) + " -> " + std::to_string(stb.send) +
-                        " (MSCCL transfers go between neighbors)");
+                        " and no path through switches (MSCCL transfers go between neighbors)");
         for (std::size_t m = 0; m < sends.size(); ++m) {
           Step& s = steps_[sends[m]];
           Step& r = steps_[recvs[m]];
@@ -496,7 +513,7 @@ class Reader {
           msg.dst = stb.send;
           msg.chan = stb.chan;
           msg.cnt = s.cnt;
-          msg.link = link;
+          msg.route = route;
           s.send_msg = static_cast<int>(messages_.size());
           r.recv_msg = static_cast<int>(messages_.size());
           messages_.push_back(std::move(msg));
@@ -711,14 +728,14 @@ class Reader {
     s.done = now;
     auto it = waiters_.find(static_cast<int>(&s - steps_.data()));
     if (it == waiters_.end()) return;
-    for (int tb : it->second) push(now, 1, tb);
+    for (int tb : it->second) push(now, kResume, tb);
     waiters_.erase(it);
   }
 
   void enqueue(int msg, Time now) {
     Message& m = messages_[msg];
-    link_queue_[m.link].push_back(msg);
-    push(now, 2, m.link);
+    link_queue_[m.route[0]].push_back(msg);
+    push(now, kLinkStart, m.route[0]);
   }
 
   void advance(int t, Time now) {
@@ -812,21 +829,54 @@ class Reader {
                          ": the schedule keeps several partials of a chunk on one GPU, which a "
                          "tacos Algorithm cannot express");
     }
-    const Link& link = topology_.link(l);
-    const Bytes bytes = static_cast<Bytes>(m.cnt) * per_msccl_chunk_ * chunk_bytes_;
-    const Time ser = serialization_time(bytes, link.bandwidth_gbps);
     m.started = true;
     m.start = now;
-    m.end = now + link.latency_ps + ser;
-    link_busy_[l] = now + link_busy_time(model_, link.latency_ps, ser);
-    push(m.end, 0, msg);
-    push(link_busy_[l], 2, l);
+    send_hop(msg, now);
     // The send step is done; its thread block goes on.
     ThreadBlock& tb = tbs_[s.tb];
     tb.in_send = false;
     step_done(s, now);
     ++tb.pc;
-    push(now, 1, s.tb);
+    push(now, kResume, s.tb);
+  }
+
+  // The message crosses its current link; store-and-forward at a switch (simulator.h's timing).
+  void send_hop(int msg, Time now) {
+    Message& m = messages_[msg];
+    const LinkId l = m.route[m.hop];
+    const Link& link = topology_.link(l);
+    const Bytes bytes = static_cast<Bytes>(m.cnt) * per_msccl_chunk_ * chunk_bytes_;
+    const Time ser = serialization_time(bytes, link.bandwidth_gbps);
+    const Time arrival = now + link.latency_ps + ser;
+    link_busy_[l] = now + link_busy_time(model_, link.latency_ps, ser);
+    push(link_busy_[l], m.hop == 0 ? kLinkStart : kServe, l);
+    if (m.hop + 1 < m.route.size()) {
+      push(arrival, kAtSwitch, msg);
+      return;
+    }
+    m.end = arrival;
+    push(arrival, kArrive, msg);
+  }
+
+  // A message reached a switch: it queues for its next link, served in the simulator's order.
+  void at_switch(int msg, Time now) {
+    Message& m = messages_[msg];
+    const LinkId next = m.route[++m.hop];
+    switch_queue_[next].push({now, m.src, m.dst, first_chunk(m), static_cast<std::uint32_t>(msg)});
+    if (link_busy_[next] <= now) push(now, kServe, next);
+  }
+
+  void serve(LinkId l, Time now) {
+    if (link_busy_[l] > now || switch_queue_[l].empty()) return;
+    const int msg = static_cast<int>(switch_queue_[l].top().id);
+    switch_queue_[l].pop();
+    send_hop(msg, now);
+  }
+
+  // The tacos chunk the message's transfer lists first (the simulator's tie-break at switches).
+  ChunkId first_chunk(const Message& m) const {
+    const int chunk = m.payload.empty() ? 0 : m.payload[0].chunk;
+    return reduction_ ? chunk * per_msccl_chunk_ : chunk;
   }
 
   void arrive(int msg, Time now) {
@@ -863,11 +913,12 @@ class Reader {
         }
       }
     }
-    push(now, 1, r.tb);
+    push(now, kResume, r.tb);
   }
 
   void execute() {
     link_queue_.assign(topology_.num_links(), {});
+    switch_queue_.assign(topology_.num_links(), {});
     link_busy_.assign(topology_.num_links(), 0);
     // Size and chunk numbering.
     const int c = chunks_per_loop_;
@@ -898,20 +949,26 @@ class Reader {
                               " split into " + std::to_string(collective_.num_chunks()) +
                               " chunks (" + std::to_string(chunk_bytes_) + " bytes each)");
 
-    for (std::size_t t = 0; t < tbs_.size(); ++t) push(0, 1, static_cast<int>(t));
+    for (std::size_t t = 0; t < tbs_.size(); ++t) push(0, kResume, static_cast<int>(t));
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
       check_schedule_time(e.time, name_);
       switch (e.kind) {
-        case 0:
+        case kArrive:
           arrive(e.id, e.time);
           break;
-        case 1:
+        case kAtSwitch:
+          at_switch(e.id, e.time);
+          break;
+        case kResume:
           advance(e.id, e.time);
           break;
-        default:
+        case kLinkStart:
           start_link(e.id, e.time);
+          break;
+        default:
+          serve(e.id, e.time);
       }
     }
     // Deadlock: the first thread block that did not finish.
@@ -1041,6 +1098,7 @@ class Reader {
   std::unordered_map<int, std::vector<int>> waiters_;
   std::vector<std::deque<int>> link_queue_;
   std::vector<Time> link_busy_;
+  std::vector<detail::SwitchQueue> switch_queue_;
 };
 
 }  // namespace

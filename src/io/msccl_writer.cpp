@@ -1,7 +1,8 @@
 // MSCCL-IR XML writer: an Algorithm -> every GPU's thread blocks and steps.
 //
 // Ranks are NPUs (the collective must span every NPU of its topology; transfers must go between
-// NPUs). Buffers follow FORMATS.md section 2 and include/tacos/io/msccl_xml.h. All-Reduce and
+// NPUs). Buffers follow docs/formats.md ("MSCCL-IR XML: the format") and
+// include/tacos/io/msccl_xml.h. All-Reduce and
 // Reduce are written for both calls (inplace="1" outofplace="1"): the file's layout is out of
 // place (inputs are only read, results go to the output), and because an in-place call makes
 // o[x] the same memory as i[x], a result written to o[x] waits for every step that reads i[x]
@@ -30,6 +31,11 @@
 //    in-place call, waits for every earlier reader of the input (write-after-read);
 //  - multi-chunk messages whose slots are not contiguous receive into scratch and fix up with
 //    `re` (reduce) and `cpy` steps in the same thread block.
+//  - given the topology, messages from one GPU to different peers that share its first link (a
+//    switch port) keep the schedule's order there: a send whose data is ready no later than the
+//    start of the port's previous message waits for that send (a send completes as its message
+//    starts), which a replay would otherwise let overtake it. Dropped (and the root marked
+//    tacos_port_order="0") when the waits would name more than 128 thread blocks of a GPU.
 // Dependencies point from later to earlier times, so the file cannot deadlock.
 //
 // Thread blocks: one per (link, direction, channel): the sender's has send=peer recv=-1 and the
@@ -56,6 +62,7 @@
 #include "tacos/common/error.h"
 #include "tacos/common/xml_escape.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos {
 namespace {
@@ -105,6 +112,7 @@ struct Op {
 
 struct Message {
   int link = 0;
+  Time ready = 0;    // when the sender holds every chunk it carries (the schedule's times)
   int send_op = -1;  // the `s` step
   int recv_op = -1;  // the receive step
   std::vector<int> send_ops;
@@ -120,6 +128,7 @@ struct Version {
   bool output_written = false;
   MscclSlot slot{};
   int writer = -1;                   // op that wrote it; -1: held from the start
+  Time time = 0;                     // when the schedule's arrival wrote it
   std::vector<int> initial_readers;  // ops reading the start value (tracked only)
 };
 
@@ -162,9 +171,11 @@ bool consecutive(const std::vector<MscclSlot>& slots) {
 class Writer {
  public:
   // `both_calls`: write All-Reduce and Reduce for in-place and out-of-place calls.
-  Writer(const Algorithm& algorithm, const std::string& name, const MscclWriteOptions& options,
-         bool both_calls)
+  Writer(const Algorithm& algorithm, const Topology* topology, const std::string& name,
+         const MscclWriteOptions& options, bool both_calls, bool port_order)
       : algorithm_(algorithm),
+        topology_(topology),
+        port_order_(topology != nullptr && port_order),
         collective_(algorithm.collective()),
         name_(name),
         n_(collective_.num_members()),
@@ -179,6 +190,7 @@ class Writer {
   }
 
   std::string run() {
+    check_members();
     check_algorithm();
     replay();
     final_copies();
@@ -188,7 +200,17 @@ class Writer {
   }
 
  private:
+  // Before the layout, which numbers ranks: MSCCL ranks are NPU ids only when every NPU is one.
+  void check_members() const {
+    if (collective_.num_members() != collective_.topology_npus())
+      fail("the " + to_string(collective_.kind()) + " runs on " + std::to_string(n_) + " of the " +
+           std::to_string(collective_.topology_npus()) +
+           " NPUs of its topology, but MSCCL has no relay ranks (every rank of the communicator "
+           "takes part in the collective): synthesize it for a topology of exactly its NPUs");
+  }
+
   MscclLayout make_layout() const {
+    check_members();
     const CollectiveKind kind = collective_.kind();
     const bool per_buffer = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
     const int k = collective_.chunks_per_npu();
@@ -198,11 +220,9 @@ class Writer {
   }
 
   void check_algorithm() {
-    if (collective_.num_members() != collective_.topology_npus())
-      fail("the " + to_string(collective_.kind()) + " runs on " + std::to_string(n_) + " of the " +
-           std::to_string(collective_.topology_npus()) +
-           " NPUs of its topology, but MSCCL has no relay ranks (every rank of the communicator "
-           "takes part in the collective): synthesize it for a topology of exactly its NPUs");
+    if (topology_ != nullptr && topology_->npus() != collective_.topology_npus())
+      fail("the algorithm is for " + std::to_string(collective_.topology_npus()) +
+           " NPUs but the topology has " + std::to_string(topology_->npus()));
     const auto& transfers = algorithm_.transfers();
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       const Transfer& t = transfers[i];
@@ -216,6 +236,9 @@ class Writer {
                ", which is not an NPU: MSCCL connects GPUs directly and has no switch or relay "
                "ranks (unwind switches first)");
       if (t.src == t.dst) fail(where() + " sends from an NPU to itself");
+      if (topology_ != nullptr && topology_->switch_routes().route(t.src, t.dst).empty())
+        fail(where() + ": the topology has no link " + std::to_string(t.src) + " -> " +
+             std::to_string(t.dst) + " and no path through switches");
       if (t.num_chunks <= 0) fail(where() + " carries no chunk");
       if (t.reduce && !reduction_)
         fail(where() + " is a reduce transfer in a " + to_string(collective_.kind()));
@@ -329,6 +352,7 @@ class Writer {
           messages_.back().link = link;
           link_messages_[link].push_back(static_cast<int>(messages_.size()) - 1);
           send_side(e.index, chunks.subspan(begin, end - begin), messages_.back());
+          keep_port_order(t, messages_.back());
         }
       } else {
         for (int p = 0; p < pieces; ++p) {
@@ -339,6 +363,20 @@ class Writer {
         }
       }
     }
+  }
+
+  // Messages from one NPU to different peers through a switch share the NPU's port, but sit in
+  // different thread blocks, so a replay would start them as their data arrives, not in the
+  // schedule's order on the port. A message whose data is there before the port's previous
+  // message starts waits for that send (a send step completes as its message starts); one whose
+  // data comes later cannot overtake it and needs no dependency.
+  void keep_port_order(const Transfer& t, const Message& message) {
+    if (!port_order_) return;
+    const LinkId port = topology_->switch_routes().route(t.src, t.dst)[0];
+    auto [it, inserted] = port_last_.try_emplace(port, std::pair<int, Time>{-1, 0});
+    if (!inserted && message.ready <= it->second.second)
+      ops_[message.send_op].deps.push_back(it->second.first);
+    it->second = {message.send_op, t.start};
   }
 
   void send_side(std::uint32_t index, std::span<const ChunkId> chunks, Message& message) {
@@ -354,6 +392,7 @@ class Writer {
              std::to_string(gpu) + ", which does not hold it then (run verify)");
       slots.push_back(v.slot);
       writers.push_back(v.writer);
+      message.ready = std::max(message.ready, v.time);
     }
     auto note_reader = [&](ChunkId c, int op) {
       Version& v = version(gpu, c);
@@ -435,6 +474,7 @@ class Writer {
       v.from_copy = !t.reduce;
       v.slot = slot;
       v.writer = writer;
+      v.time = t.end;
       if (final[k]) v.output_written = true;
     };
 
@@ -789,6 +829,8 @@ class Writer {
     if (has_root(kind)) put_attr(out, "tacos_root", collective_.root());
     put_attr(out, "tacos_synthesizer", algorithm_.synthesizer);
     put_attr(out, "tacos_seed", std::to_string(algorithm_.seed));
+    // Readers (tacos synthesize's note) learn that the ports' order was left to the executor.
+    if (topology_ != nullptr && !port_order_) put_attr(out, "tacos_port_order", 0);
     out += ">\n";
     for (int gpu = 0; gpu < n_; ++gpu) {
       out += "  <gpu";
@@ -845,6 +887,8 @@ class Writer {
   }
 
   const Algorithm& algorithm_;
+  const Topology* topology_;  // null: every NPU pair has a link of its own
+  bool port_order_;           // sends keep the schedule's order on each shared first link
   const Collective& collective_;
   std::string name_;
   int n_;
@@ -862,6 +906,7 @@ class Writer {
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> last_change_;
   std::vector<int> scratch_;
   std::unordered_map<std::uint64_t, int> link_ids_;
+  std::unordered_map<LinkId, std::pair<int, Time>> port_last_;  // its last send op and start
   std::vector<std::pair<int, int>> links_;
   std::vector<std::vector<int>> link_messages_;
   std::vector<std::vector<int>> local_ops_;
@@ -894,26 +939,56 @@ MscclProtocol parse_msccl_protocol(std::string_view text) {
   throw Error("unknown MSCCL protocol '" + std::string(text) + "' (expected Simple, LL or LL128)");
 }
 
-std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name,
-                                   const MscclWriteOptions& options) {
-  try {
-    return Writer(algorithm, name, options, /*both_calls=*/true).run();
-  } catch (const TooManyNamedThreadBlocks&) {
-    // The in-place call's write-after-read dependencies name the send thread blocks too; out
-    // of place only, they are not needed (e.g. All-Reduce on fc:72: 142 named, then 71).
-    return Writer(algorithm, name, options, /*both_calls=*/false).run();
-  }
+namespace {
+
+std::string to_xml(const Algorithm& algorithm, const Topology* topology, const std::string& name,
+                   const MscclWriteOptions& options) {
+  // The in-place call's write-after-read dependencies name the send thread blocks too; out of
+  // place only, they are not needed (e.g. All-Reduce on fc:72: 142 named, then 71). The ports'
+  // order names send thread blocks as well (All-to-All at K = 128 on dgx-a100:2: 153); without
+  // it the file is still right, only slower than the schedule.
+  for (const bool port_order : {true, false})
+    for (const bool both_calls : {true, false}) {
+      try {
+        return Writer(algorithm, topology, name, options, both_calls, port_order).run();
+      } catch (const TooManyNamedThreadBlocks&) {
+        if (!port_order && !both_calls) throw;
+      }
+    }
+  return {};
 }
 
-void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name,
-                     const MscclWriteOptions& options) {
+void write_xml(const Algorithm& algorithm, const Topology* topology, const std::string& path,
+               const std::string& name, const MscclWriteOptions& options) {
   std::string text;
   try {
-    text = algorithm_to_msccl_xml(algorithm, name, options);
+    text = to_xml(algorithm, topology, name, options);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
   write_file_atomically(path, text);
+}
+
+}  // namespace
+
+std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name,
+                                   const MscclWriteOptions& options) {
+  return to_xml(algorithm, nullptr, name, options);
+}
+
+std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const Topology& topology,
+                                   const std::string& name, const MscclWriteOptions& options) {
+  return to_xml(algorithm, &topology, name, options);
+}
+
+void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name,
+                     const MscclWriteOptions& options) {
+  write_xml(algorithm, nullptr, path, name, options);
+}
+
+void write_msccl_xml(const Algorithm& algorithm, const Topology& topology, const std::string& path,
+                     const std::string& name, const MscclWriteOptions& options) {
+  write_xml(algorithm, &topology, path, name, options);
 }
 
 }  // namespace tacos

@@ -120,15 +120,16 @@ class Reader {
   std::string path_;
 };
 
-YAML::Node load_document(const std::string& path) {
+YAML::Node load_document(const std::string& path, std::string& contents) {
   std::error_code ec;
   std::ifstream in;
   if (std::filesystem::is_regular_file(path, ec)) in.open(path);
   if (!in.is_open()) throw Error(path + ": cannot open");
   std::stringstream text;
   text << in.rdbuf();
+  contents = text.str();
   try {
-    return YAML::Load(text.str());
+    return YAML::Load(contents);
   } catch (const YAML::Exception& e) {
     throw Error(path + ":" + std::to_string(e.mark.line >= 0 ? e.mark.line + 1 : 1) +
                 ": malformed YAML: " + e.msg);
@@ -147,7 +148,7 @@ std::string astra_block(const Reader& r, const YAML::Node& node, std::size_t i) 
                    " in topology (expected Ring, FullyConnected or Switch)");
 }
 
-Topology read_astra_network(const Reader& r, const YAML::Node& root) {
+Topology read_astra_network(const Reader& r, const YAML::Node& root, std::string contents) {
   const std::string context = "an ASTRA-sim network config";
   const YAML::Node blocks = r.sequence(r.require(root, "topology", context), "topology");
   const char* kLists[] = {"npus_count", "bandwidth", "latency"};
@@ -178,6 +179,9 @@ Topology read_astra_network(const Reader& r, const YAML::Node& root) {
   }
   Topology topology = r.at_node(counts, [&] { return generate_topology(spec, params); });
   topology.set_name(r.path());
+  TopologyShape shape = topology.shape();
+  shape.astra_network_text = std::move(contents);
+  topology.set_shape(std::move(shape));
   return topology;
 }
 
@@ -319,7 +323,8 @@ Topology read_tacos_format(const Reader& r, const YAML::Node& root) {
 }  // namespace
 
 Topology read_topology_yaml(const std::string& path) {
-  const YAML::Node root = load_document(path);
+  std::string contents;
+  const YAML::Node root = load_document(path, contents);
   const Reader r(path);
   if (!root.IsMap())
     r.fail(root,
@@ -328,7 +333,7 @@ Topology read_topology_yaml(const std::string& path) {
   try {
     // The ASTRA-sim config is the only format with a top-level `topology` list.
     if (root["npus_count"].IsDefined() || root["topology"].IsDefined())
-      return read_astra_network(r, root);
+      return read_astra_network(r, root, std::move(contents));
     return read_tacos_format(r, root);
   } catch (const YAML::Exception& e) {
     // yaml-cpp's own conversion errors: keep the one-line file:line contract.

@@ -11,16 +11,16 @@
 
 namespace tacos::detail {
 
-Algorithm biring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
-                          const std::vector<GeneratorDimension>& dims) {
+Algorithm biring_baseline(const Topology& topology, const Topology& timing,
+                          const Collective& collective, LinkModel model) {
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const auto& members = collective.members();
-  const std::vector<int> ring = ring_order(topology, collective, dims);  // member indices
+  const std::vector<int> ring = ring_order(topology, collective);  // member indices
   const std::vector<std::vector<int>> channels =
-      ring_channels(topology, collective, ring, dims, /*reversed=*/false);
+      ring_channels(topology, collective, ring, timing.switches() > 0, /*reversed=*/false);
   const int channel_count = static_cast<int>(channels.size());
-  LogicalSchedule schedule(topology, collective);
+  LogicalSchedule schedule(topology, timing, collective);
 
   // With even N one direction takes the piece one hop further (to the antipode). Alternating
   // that direction by ring position gives every NPU N - 1 sends per piece, and each NPU's last
@@ -55,7 +55,7 @@ Algorithm biring_baseline(const Topology& topology, const Collective& collective
   // NPU's port alternates the two directions. Reduce-Scatter is the time reversal: the partial
   // sums of position p's piece run towards p from both sides, the longer side starting first.
   const int longest = n / 2;
-  const bool through_switches = timing_topology(topology).switches() > 0;
+  const bool through_switches = timing.switches() > 0;
   auto split_phase = [&](std::int64_t base, bool reduce) {
     std::int64_t end = base;
     for (int c = 0; c < channel_count; ++c) {

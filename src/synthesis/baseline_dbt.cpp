@@ -63,14 +63,15 @@ std::vector<TreeNode> dtree(int n, bool second) {
 
 }  // namespace
 
-Algorithm dbt_baseline(const Topology& topology, const Collective& collective, LinkModel model) {
+Algorithm dbt_baseline(const Topology& topology, const Topology& timing,
+                       const Collective& collective, LinkModel model) {
   const int n = collective.num_members();
   const auto& members = collective.members();
   const CollectiveKind kind = collective.kind();
   if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kBroadcast &&
       kind != CollectiveKind::kReduce)
     throw Error("dbt is defined for all-reduce, broadcast and reduce, not " + to_string(kind));
-  LogicalSchedule schedule(topology, collective);
+  LogicalSchedule schedule(topology, timing, collective);
   const int num_chunks = collective.num_chunks();
   const int half = (num_chunks + 1) / 2;
   for (int t = 0; t < 2; ++t) {

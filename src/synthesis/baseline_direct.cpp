@@ -5,12 +5,13 @@
 
 namespace tacos::detail {
 
-Algorithm direct_baseline(const Topology& topology, const Collective& collective, LinkModel model) {
+Algorithm direct_baseline(const Topology& topology, const Topology& timing,
+                          const Collective& collective, LinkModel model) {
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const auto& members = collective.members();
   const int root = has_root(collective.kind()) ? collective.member_index(collective.root()) : -1;
-  LogicalSchedule schedule(topology, collective);
+  LogicalSchedule schedule(topology, timing, collective);
   // Member i sends to member j in round (j - i - 1) mod n: every round is a permutation, so no
   // receiver's port takes two messages at once (all senders starting with the same receiver
   // queue n - 1 messages on its port while the others idle).

@@ -7,9 +7,10 @@
 
 namespace tacos::detail {
 
-Algorithm hierarchical_baseline(const Topology& topology, const Collective& collective,
-                                LinkModel model, const std::vector<GeneratorDimension>& dims) {
-  using Wiring = GeneratorDimension::Wiring;
+Algorithm hierarchical_baseline(const Topology& topology, const Topology& timing,
+                                const Collective& collective, LinkModel model) {
+  using Wiring = DimensionWiring;
+  const std::vector<ShapeDimension>& dims = topology.shape().dimensions;
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const CollectiveKind kind = collective.kind();
@@ -23,7 +24,7 @@ Algorithm hierarchical_baseline(const Topology& topology, const Collective& coll
   std::vector<Dim> active;  // dimensions of size > 1, dimension 0 first
   {
     std::int64_t stride = 1;
-    for (const GeneratorDimension& d : dims) {
+    for (const ShapeDimension& d : dims) {
       if (d.size > 1) active.push_back({d.wiring, d.size, static_cast<int>(stride)});
       stride *= d.size;
     }
@@ -33,7 +34,7 @@ Algorithm hierarchical_baseline(const Topology& topology, const Collective& coll
   }
   auto coord = [&](int npu, const Dim& d) { return (npu / d.stride) % d.size; };
 
-  LogicalSchedule schedule(topology, collective);
+  LogicalSchedule schedule(topology, timing, collective);
   std::vector<ChunkId> chunks;
   // Chunks (piece k) whose owner agrees with `base` on the dimensions before `d` and has
   // coordinate x along `d`: what member x of base's group along d gets in the reduce-scatter.

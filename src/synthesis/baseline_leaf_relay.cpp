@@ -89,23 +89,22 @@ std::vector<int> balanced_partners(const Topology& network, int hosts, int leave
 
 }  // namespace
 
-std::optional<std::pair<int, int>> leaf_relay_shape(std::string_view topology_spec,
-                                                    const std::vector<GeneratorDimension>& dims,
-                                                    int npus) {
-  if (!topology_spec.starts_with("fattree:") || dims.size() != 2) return std::nullopt;
-  const int hosts = dims[0].size, leaves = dims[1].size;
+std::optional<std::pair<int, int>> leaf_relay_shape(const TopologyShape& shape, int npus) {
+  if (shape.kind != TopologyKind::kFatTree) return std::nullopt;
+  const int hosts = shape.hosts, leaves = shape.leaves;
   // Two equal groups per leaf, each host with someone in its group to send to.
   if (hosts % 2 != 0 || hosts < 4 || leaves < 2 || hosts * leaves != npus) return std::nullopt;
   return std::make_pair(hosts, leaves);
 }
 
-Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collective,
-                              LinkModel model, int hosts, int leaves) {
+Algorithm leaf_relay_baseline(const Topology& topology, const Topology& timing,
+                              const Collective& collective, LinkModel model, int hosts,
+                              int leaves) {
   const CollectiveKind kind = collective.kind();
   const int k_count = collective.chunks_per_npu();
   const int half = hosts / 2, remote = leaves - 1, in_group = half - 1;
-  const Topology& network = timing_topology(topology);
-  LogicalSchedule schedule(topology, collective);
+  const Topology& network = timing;
+  LogicalSchedule schedule(topology, timing, collective);
   auto npu = [&](int leaf, int q) { return ((leaf % leaves + leaves) % leaves) * hosts + q; };
   auto chunk = [&](NpuId owner, int k) { return static_cast<ChunkId>(owner * k_count + k); };
 

@@ -7,7 +7,8 @@
 
 namespace tacos::detail {
 
-Algorithm rhd_baseline(const Topology& topology, const Collective& collective, LinkModel model) {
+Algorithm rhd_baseline(const Topology& topology, const Topology& timing,
+                       const Collective& collective, LinkModel model) {
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const auto& members = collective.members();
@@ -15,7 +16,7 @@ Algorithm rhd_baseline(const Topology& topology, const Collective& collective, L
     throw Error("rhd needs a power-of-two NPU count (N = " + std::to_string(n) + ")");
   int rounds = 0;
   while ((1 << rounds) < n) ++rounds;
-  LogicalSchedule schedule(topology, collective);
+  LogicalSchedule schedule(topology, timing, collective);
   std::vector<ChunkId> chunks;
   // The blocks (member indices) whose low `bits` bits equal those of `like`, piece k.
   auto blocks = [&](int like, int bits, int k) {

@@ -8,10 +8,8 @@
 namespace tacos::detail {
 
 std::vector<std::vector<int>> ring_channels(const Topology& topology, const Collective& collective,
-                                            const std::vector<int>& ring,
-                                            const std::vector<GeneratorDimension>& dims,
+                                            const std::vector<int>& ring, bool through_switches,
                                             bool reversed) {
-  (void)dims;
   const int n = collective.num_members();
   const auto& members = collective.members();
   std::vector<std::vector<int>> rings;
@@ -40,7 +38,7 @@ std::vector<std::vector<int>> ring_channels(const Topology& topology, const Coll
   if (rings.empty()) rings.push_back(ring);
   // Both directions where every ring link has its reverse: half the pieces each way. Not
   // through switches: a full-duplex port already carries the ring both ways at once.
-  if (!reversed || timing_topology(topology).switches() > 0) return rings;
+  if (!reversed || through_switches) return rings;
   const std::size_t forward = rings.size();
   for (std::size_t r = 0; r < forward; ++r) {
     bool reverse = n > 2 && static_cast<int>(2 * rings.size()) <= collective.chunks_per_npu();
@@ -51,12 +49,12 @@ std::vector<std::vector<int>> ring_channels(const Topology& topology, const Coll
   return rings;
 }
 
-Algorithm ring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
-                        const std::vector<GeneratorDimension>& dims) {
+Algorithm ring_baseline(const Topology& topology, const Topology& timing,
+                        const Collective& collective, LinkModel model) {
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
   const auto& members = collective.members();
-  std::vector<int> ring = ring_order(topology, collective, dims);  // member indices
+  std::vector<int> ring = ring_order(topology, collective);  // member indices
   const CollectiveKind kind = collective.kind();
   if (has_root(kind)) {
     // Rotate so that the root comes first.
@@ -67,14 +65,15 @@ Algorithm ring_baseline(const Topology& topology, const Collective& collective, 
   }
   auto npu = [&](int position) { return members[ring[((position % n) + n) % n]]; };
   auto member = [&](int position) { return ring[((position % n) + n) % n]; };
-  LogicalSchedule schedule(topology, collective);
+  LogicalSchedule schedule(topology, timing, collective);
 
   // Ring reduce-scatter (chunk of member P[b], piece k, starts at P[b+1] and ends at P[b]) and
   // all-gather (from P[a] round to P[a-1]), NCCL's channels: the pieces are spread over the
   // rings (rail rings of a DGX cluster, each turned both ways where the links run both ways)
   // and, within a ring, pipelined: hop h of every piece before hop h + 1 of any, so a link
   // never waits for a piece while the next one is ready.
-  const std::vector<std::vector<int>> channels = ring_channels(topology, collective, ring, dims);
+  const std::vector<std::vector<int>> channels =
+      ring_channels(topology, collective, ring, timing.switches() > 0);
   const int channel_count = static_cast<int>(channels.size());
   auto pieces_of = [&](int channel) {
     std::vector<int> pieces;

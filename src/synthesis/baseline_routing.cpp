@@ -105,8 +105,9 @@ struct Hop {
 
 }  // namespace
 
-LogicalSchedule::LogicalSchedule(const Topology& topology, const Collective& collective)
-    : topology_(topology), collective_(collective) {}
+LogicalSchedule::LogicalSchedule(const Topology& topology, const Topology& timing,
+                                 const Collective& collective)
+    : topology_(topology), timing_(timing), collective_(collective) {}
 
 void LogicalSchedule::send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks,
                            bool reduce) {
@@ -269,7 +270,7 @@ Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const
                            std::span<const ChunkId>(chunks, static_cast<std::size_t>(h.num_chunks)),
                            h.reduce);
   }
-  compact(algorithm, timing_topology(topology_), model);
+  compact(algorithm, timing_, model);
   algorithm.synthesizer = name;
   algorithm.link_model = model;
   return algorithm;
@@ -374,14 +375,14 @@ std::vector<NpuId> hamiltonian_cycle(const Topology& topology, std::int64_t budg
   }
 }
 
-std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims) {
-  using Wiring = GeneratorDimension::Wiring;
+std::vector<NpuId> snake_cycle(const std::vector<ShapeDimension>& dims) {
+  using Wiring = DimensionWiring;
   struct Axis {
     int size, stride;
   };
   std::vector<Axis> axes;
   int stride = 1;
-  for (const GeneratorDimension& d : dims) {
+  for (const ShapeDimension& d : dims) {
     if (d.wiring == Wiring::kUniRing && d.size > 2) return {};  // one way only
     if (d.size > 1) axes.push_back({d.size, stride});
     stride *= d.size;
@@ -415,8 +416,8 @@ std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims) {
   return cycle;
 }
 
-std::vector<int> ring_order(const Topology& topology, const Collective& collective,
-                            const std::vector<GeneratorDimension>& dims) {
+std::vector<int> ring_order(const Topology& topology, const Collective& collective) {
+  const std::vector<ShapeDimension>& dims = topology.shape().dimensions;
   const int n = collective.num_members();
   if (n == topology.npus()) {
     // Every NPU is a member, so member index == NPU id. NPU order first, then the snake.
@@ -434,94 +435,6 @@ std::vector<int> ring_order(const Topology& topology, const Collective& collecti
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   return order;
-}
-
-// ---- Generator dimensions --------------------------------------------------------------------
-
-std::vector<GeneratorDimension> generator_dimensions(std::string_view spec) {
-  using Wiring = GeneratorDimension::Wiring;
-  auto trim = [](std::string_view t) {
-    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
-    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
-    return t;
-  };
-  auto split = [](std::string_view t, char sep) {
-    std::vector<std::string_view> items;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= t.size(); ++i)
-      if (i == t.size() || t[i] == sep) {
-        items.push_back(t.substr(start, i - start));
-        start = i + 1;
-      }
-    return items;
-  };
-  auto number = [&](std::string_view t, int& value) {
-    t = trim(t);
-    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    return !t.empty() && ec == std::errc() && ptr == t.data() + t.size() && value > 0;
-  };
-  spec = trim(spec);
-  const std::vector<std::string_view> items = split(spec, ',');
-  std::vector<GeneratorDimension> dims;
-  for (std::string_view item : items) {
-    item = trim(item);
-    const std::size_t colon = item.find(':');
-    if (colon == std::string_view::npos) return {};
-    const std::string_view kind = trim(item.substr(0, colon));
-    const std::string_view size = trim(item.substr(colon + 1));
-    if (items.size() == 1) {
-      const bool grid2 = kind == "mesh2d" || kind == "torus2d";
-      const bool grid3 = kind == "mesh3d" || kind == "torus3d";
-      if (grid2 || grid3) {
-        const std::vector<std::string_view> extents = split(size, 'x');
-        if (extents.size() != (grid2 ? 2u : 3u)) return {};
-        const Wiring wiring = kind.starts_with("mesh") ? Wiring::kLine : Wiring::kRing;
-        for (std::string_view e : extents) {
-          int value = 0;
-          if (!number(e, value)) return {};
-          dims.push_back({wiring, value});
-        }
-        return dims;
-      }
-      if (kind == "hypercube") {
-        int value = 0;
-        if (!number(size, value) || (value & (value - 1)) != 0) return {};
-        for (int m = value; m > 1; m /= 2) dims.push_back({Wiring::kLine, 2});
-        return dims;
-      }
-      // Switch fabrics as dimensions: a DGX cluster is the 8 GPUs of a node (NVSwitch), then
-      // the nodes along each rail; a fat-tree is the hosts of a leaf, then the leaves (hosts of
-      // equal index across leaves meet through the spines).
-      if (kind == "dgx-a100" || kind == "dgx-h100") {
-        int nodes = 0;
-        if (!number(size, nodes)) return {};
-        return {{Wiring::kSwitch, 8}, {Wiring::kSwitch, nodes}};
-      }
-      if (kind == "fattree") {
-        const std::vector<std::string_view> extents = split(size, 'x');
-        int hosts = 0, leaves = 0, spines = 0;
-        if (extents.size() != 3u || !number(extents[0], hosts) || !number(extents[1], leaves) ||
-            !number(extents[2], spines))
-          return {};
-        return {{Wiring::kSwitch, hosts}, {Wiring::kSwitch, leaves}};
-      }
-    }
-    Wiring wiring;
-    if (kind == "ring")
-      wiring = Wiring::kRing;
-    else if (kind == "uniring")
-      wiring = Wiring::kUniRing;
-    else if (kind == "fc")
-      wiring = Wiring::kFullyConnected;
-    else if (kind == "switch")
-      wiring = Wiring::kSwitch;
-    else
-      return {};
-    int value = 0;
-    if (!number(size, value)) return {};
-    dims.push_back({wiring, value});
-  }
-  return dims;
 }
 
 }  // namespace tacos::detail

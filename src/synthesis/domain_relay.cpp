@@ -81,12 +81,9 @@ struct Options {
   int short_head = 0;  // a stream's first messages carry one chunk each
 };
 
-// The plans tried. Under the tacos link model every message holds each port for its latency,
-// so larger messages pay; under the astra model they do not, and one chunk per message
-// pipelines best. Measured (64 MiB, tacos model): own chunks first in messages of 16 x the
-// latency and 8 x across the network wins on 2-node DGX All-Gather (dgx-a100:2 1.110 x bound
-// against the greedy's 1.198); the one-chunk tail on 4 nodes; small inside, one chunk across
-// on Broadcast.
+// The plans tried. Under the tacos link model every message holds each port for its latency, so
+// larger messages pay; under the astra model they do not, and one chunk per message pipelines best.
+// Which plan wins depends on the fabric and the collective (docs/quality.md, "Measured choices").
 constexpr Options kTacosModelPlans[] = {
     {0, 0, 0, false, false},
     {16, 16, 8, false, true},
@@ -94,9 +91,8 @@ constexpr Options kTacosModelPlans[] = {
     {16, 16, 16, false, false},
     {8, 8, 0, false, true},
     {16, 8, 4, false, true},
-    // Broadcast: the root's port, which carries every chunk once, sends two-chunk messages
-    // after single-chunk ones that start every exporter's NIC (measured: dgx-h100:4 at K = 256
-    // 244.8 -> 237.1 us; the one-chunk plan spends 203 us on the root's port alone).
+    // Broadcast: the root's port, which carries every chunk once, sends two-chunk messages after
+    // single-chunk ones that start every exporter's NIC (docs/quality.md, "Measured choices").
     {4, 4, 0, false, false, true, 4},
 };
 constexpr Options kAstraModelPlans[] = {{0, 0, 0, false, false}, {0, 0, 0, false, true}};
@@ -401,7 +397,7 @@ std::optional<Algorithm> domain_relay(const Topology& topology, const Collective
     }
   }
   // The ports' orders come from local rules; reordered by how late each message may start
-  // (justification.h): dgx-h100:4 Broadcast 237.1 -> 229.3 us.
+  // (justification.h; gains: docs/quality.md, "Measured choices").
   if (best)
     if (std::optional<Algorithm> justified = justify_copy_schedule(*best, topology, model))
       best = std::move(justified);

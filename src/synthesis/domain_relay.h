@@ -24,8 +24,7 @@
 namespace tacos::detail {
 
 // Beyond this many chunk deliveries (NPUs x chunks) the candidate is not tried: it costs a few
-// plans and simulations each (dgx-h100:128 All-Gather at K = 1, 1M deliveries, would add minutes
-// to the greedy's 9 s).
+// plans and simulations each (docs/performance.md, "Measured costs").
 constexpr double kDomainRelayMaxDeliveries = 262144;
 
 // The fastest of a few message-size targets, compacted by the simulator (its time is the

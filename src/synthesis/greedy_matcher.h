@@ -1,5 +1,5 @@
 #pragma once
-// One trial of the TACOS greedy link-chunk matching over a time-expanded network (DESIGN.md
+// One trial of the TACOS greedy link-chunk matching over a time-expanded network (docs/design.md,
 // "The TACOS synthesizer"), for copy collectives: chunks that go to every member (All-Gather,
 // Broadcast) and unicast chunks (Gather, Scatter, All-to-All). Reductions are built from these
 // by reversal (reduction.cpp). Internal to the library; synthesize_tacos runs trials of it.

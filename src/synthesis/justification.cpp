@@ -17,8 +17,8 @@ namespace tacos::detail {
 namespace {
 
 // Rounds of one backward and one forward pass, at most; the pass stops after two rounds in a
-// row that find nothing faster. Measured on dgx-h100:4 Broadcast the best came in round 4 of 6,
-// each round faster than the last; on switch:8 Broadcast in round 2.
+// row that find nothing faster. The best round can come late, each round faster than the last
+// (docs/quality.md, "Measured choices").
 constexpr int kRounds = 6;
 constexpr int kPatience = 2;
 

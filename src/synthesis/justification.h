@@ -8,9 +8,7 @@
 //
 // Why: the greedy and the domain relay pick a port's next message by local rules (rarest
 // chunk, relayed chunks first), so a message that a long chain of relays waits for can queue
-// behind one that nothing needs soon. Measured (64 MiB, tacos model): dgx-h100:4 Broadcast
-// (domain relay, K = 256) 237.1 -> 229.3 us, switch:8 Broadcast (greedy, K = 128) 1437.2 ->
-// 1406.4 us.
+// behind one that nothing needs soon (gains: docs/quality.md, "Measured choices").
 #include <optional>
 
 #include "tacos/algorithm/algorithm.h"
@@ -21,7 +19,7 @@ namespace tacos::detail {
 
 // Beyond this many chunk deliveries the pass is not run: each round schedules every message
 // twice and simulates once, and on the large tori the greedy's order had nothing to gain
-// (torus2d:32x32 All-Gather, K = 1, 1M deliveries: 362.2 us either way, 3.5 -> 9.5 s).
+// (docs/performance.md, "Measured costs").
 constexpr double kJustifyMaxDeliveries = 262144;
 
 // The justified schedule with the simulator's times, or nullopt where it does not apply (reduce

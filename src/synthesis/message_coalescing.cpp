@@ -11,9 +11,8 @@
 namespace tacos::detail {
 namespace {
 
-// Chunks per merged message at most, and rounds. Measured on torus2d:16x16 and 32x32
-// All-Gather K = 1: pairs (2) beat 3, 4 and 8 (a longer message delays more first chunks);
-// rounds after the third gained nothing.
+// Chunks per merged message at most, and rounds: pairs beat longer merges (a longer message
+// delays more first chunks) and later rounds gained nothing (docs/quality.md, "Measured choices").
 constexpr int kMergeCap = 2;
 constexpr int kRounds = 3;
 

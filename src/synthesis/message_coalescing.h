@@ -3,15 +3,15 @@
 // merges a link's next message into the one before it where the merge delays nothing. Run on the
 // greedy's copy schedules and on the routed unicast flows (tacos_synthesizer.cpp).
 //
-// Why: the greedy sends one chunk per message, and under the tacos link model every message
-// holds its link for the latency as well. Where chunks are small next to the latency (many NPUs,
-// All-Gather at K = 1: torus2d:32x32 moves 64 KiB chunks in 1.22 us against 0.5 us of latency)
-// the links spend a third of their time in latency. Two messages of one link become one when the
+// Why: the greedy sends one chunk per message, and under the tacos link model every message holds
+// its link for the latency as well. Where chunks are small next to the latency (many NPUs,
+// All-Gather at K = 1: torus2d:32x32 moves 64 KiB chunks in 1.22 us against 0.5 us of latency) the
+// links spend a third of their time in latency. Two messages of one link become one when the
 // second's chunks were already at the sender when the first started and the first's chunks, now
 // arriving a serialization later, still arrive before anything waits for them (their free slack,
 // counting that every later message may itself be merged forward); the link then frees a latency
-// earlier. A few rounds, each re-timed by the simulator; measured: torus2d:32x32 All-Gather K = 1
-// 442.2 -> 362.2 us (1.42 -> 1.16 x bound), torus2d:16x16 349.9 -> 336.9 us.
+// earlier. A few rounds, each re-timed by the simulator (gains: docs/quality.md, "Measured
+// choices").
 #include <optional>
 
 #include "tacos/algorithm/algorithm.h"

@@ -28,7 +28,9 @@ Algorithm with_provenance(Collective collective, const Algorithm& from) {
 Topology transpose(const Topology& topology) {
   std::vector<Link> links = topology.links();
   for (Link& l : links) std::swap(l.src, l.dst);
-  return Topology(topology.npus(), topology.switches(), std::move(links), topology.name());
+  Topology transposed(topology.npus(), topology.switches(), std::move(links), topology.name());
+  transposed.set_shape(topology.shape());
+  return transposed;
 }
 
 Algorithm prune_to_trees(const Algorithm& copy) {

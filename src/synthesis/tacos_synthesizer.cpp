@@ -39,8 +39,6 @@ bool better(const TrialOutcome& a, const TrialOutcome& b) {
   return a.time != b.time ? a.time < b.time : a.seed < b.seed;
 }
 
-using Trial = std::function<TrialOutcome(std::uint64_t seed, const ProgressCallback& progress)>;
-
 // Names a destination some source cannot reach (switches were unwound, NPUs relay).
 void require_reachable(const Topology& topology, const Collective& collective) {
   auto fail = [](NpuId from, NpuId to) {
@@ -64,9 +62,6 @@ void require_reachable(const Topology& topology, const Collective& collective) {
   }
 }
 
-// Threads each trial's matcher may use (the rest of the cores run other trials).
-thread_local int matcher_threads = 1;
-
 // The domain relay (domain_relay.h) has no seed: trials of one synthesis share each result
 // (per topology object and collective shape) instead of recomputing it.
 class RelayCache {
@@ -88,11 +83,18 @@ class RelayCache {
   std::mutex mutex_;
   std::map<Key, std::optional<Algorithm>> entries_;
 };
-thread_local RelayCache* relay_cache = nullptr;
-// SynthesisOptions::coalesce of the synthesis this thread runs trials for.
-thread_local bool coalesce_copies = true;
-// SynthesisOptions::justify likewise.
-thread_local bool justify_copies = true;
+
+// What every trial of one synthesis shares besides its seed: passed down explicitly, so that
+// what a trial does depends on its arguments only, never on the thread that runs it.
+struct TrialContext {
+  LinkModel model = LinkModel::kTacos;
+  bool keep = true;  // SynthesisOptions::keep_transfers
+  // SynthesisOptions::coalesce and ::justify; both need the transfers, so false unless keep.
+  bool coalesce = true;
+  bool justify = true;
+  int matcher_threads = 1;       // threads a trial's matcher may use (the rest run other trials)
+  RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
+};
 
 void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) {
   if (!candidate || candidate->collective_time >= outcome.time) return;
@@ -101,14 +103,18 @@ void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) 
   outcome.algorithm = std::move(*candidate);
 }
 
-TrialOutcome run_copy(const Topology& topology, const Collective& collective, LinkModel model,
-                      std::uint64_t seed, bool keep, const ProgressCallback& progress) {
+// `keep`: this phase's transfers are needed (a reduction reverses them) even where the
+// synthesis as a whole keeps none (context.keep).
+TrialOutcome run_copy(const Topology& topology, const Collective& collective,
+                      const TrialContext& context, std::uint64_t seed, bool keep,
+                      const ProgressCallback& progress) {
+  const LinkModel model = context.model;
   // Through switches the matcher plans; the time is what the switches do with the plan: the
   // schedule is always kept and re-timed by the simulator (messages may leave early and wait
   // in a switch's queue, which the plan never does).
   const bool retime = topology.switches() > 0;
   detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
-                                matcher_threads);
+                                context.matcher_threads);
   matcher.run();
   TrialOutcome outcome;
   outcome.seed = seed;
@@ -119,23 +125,22 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective, Li
     outcome.algorithm = matcher.take_algorithm();
     outcome.algorithm->seed = seed;
   }
-  if (keep && !retime && coalesce_copies)
+  if (keep && !retime && context.coalesce)
     // One message where the greedy sent two on a link and merging delays nothing: the link
     // pays its latency once (message_coalescing.h); kept if faster.
     adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
   if (retime) {
     detail::compact(*outcome.algorithm, topology, model);
     outcome.time = outcome.algorithm->collective_time;
-    if (keep && justify_copies)
+    if (keep && context.justify)
       // Each port's messages reordered by how late they may start (justification.h). Through
-      // switches only: on direct links the greedy's order had next to nothing to gain (the
-      // quality suite's topologies at K = 4: at most 0.1%), and a seed's gain there is luck that
-      // one trial does not share (torus2d:16x16 All-Gather, K = 1: 1 seed in 100 reached the new
-      // best of 100).
+      // switches only: on direct links the greedy's order has next to nothing to gain, and a seed's
+      // gain there is luck that one trial does not share (numbers: docs/quality.md, "Measured
+      // choices").
       adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
     // Messages sized per port, relayed once into each domain (domain_relay.h): kept if faster.
-    std::optional<Algorithm> relay = relay_cache
-                                         ? relay_cache->get(topology, collective, model)
+    std::optional<Algorithm> relay = context.relays
+                                         ? context.relays->get(topology, collective, model)
                                          : detail::domain_relay(topology, collective, model);
     if (relay && relay->collective_time < outcome.time) {
       outcome.time = relay->collective_time;
@@ -161,13 +166,13 @@ Collective copy_counterpart(const Collective& reduction) {
 // Reduce-Scatter / Reduce: the copy collective on the transposed topology, pruned to trees,
 // reversed, and re-timed as early as dependencies allow.
 Algorithm synthesize_reduction(const Topology& topology, const Topology& transposed,
-                               const Collective& reduction, LinkModel model, std::uint64_t seed,
-                               const ProgressCallback& progress) {
+                               const Collective& reduction, const TrialContext& context,
+                               std::uint64_t seed, const ProgressCallback& progress) {
   const Collective copy = copy_counterpart(reduction);
-  TrialOutcome forward = run_copy(transposed, copy, model, seed, true, progress);
+  TrialOutcome forward = run_copy(transposed, copy, context, seed, true, progress);
   Algorithm reversed =
       detail::reverse_into_reduction(detail::prune_to_trees(*forward.algorithm), reduction);
-  detail::compact(reversed, topology, model);
+  detail::compact(reversed, topology, context.model);
   return reversed;
 }
 
@@ -176,7 +181,8 @@ Algorithm synthesize_reduction(const Topology& topology, const Topology& transpo
 // chunk ids in the All-Reduce's numbering.
 Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
                           const Collective& all_reduce, const std::vector<int>& pieces,
-                          LinkModel model, std::uint64_t seed, const ProgressCallback& progress) {
+                          const TrialContext& context, std::uint64_t seed,
+                          const ProgressCallback& progress) {
   const int k = all_reduce.chunks_per_npu();
   const int wave_k = static_cast<int>(pieces.size());
   const int n = all_reduce.num_members();
@@ -194,8 +200,8 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
     return [&progress, from](double f) { progress(from + f / 2); };
   };
   const Algorithm reduced =
-      synthesize_reduction(topology, transposed, reduce_scatter, model, seed, half(0.0));
-  TrialOutcome gathered = run_copy(topology, all_gather, model, seed, true, half(0.5));
+      synthesize_reduction(topology, transposed, reduce_scatter, context, seed, half(0.0));
+  TrialOutcome gathered = run_copy(topology, all_gather, context, seed, true, half(0.5));
   // A member's pieces are interchangeable: the All-Gather sends first the piece whose
   // reduction completes first, so that, re-timed as early as possible, it can start while the
   // member's last reductions still arrive.
@@ -225,13 +231,15 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
 }
 
 // Sequential: one Reduce-Scatter of every chunk, then one All-Gather. Pipelined: the chunk
-// pieces go in waves (1, 2 or K of them); every transfer is then started as early as its data
-// and its link allow, so a wave's All-Gather starts once its own reductions are done and
+// pieces go in waves (1, 2 or K of them). Either way every transfer is then started as early as
+// its data and its link allow, so a wave's All-Gather starts once its own reductions are done and
 // overlaps the next wave's Reduce-Scatter. The fastest wave count is kept; one wave is the
-// sequential schedule started early where possible, so pipelined is never slower.
+// sequential schedule, so pipelined is never slower.
 Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transposed,
-                                const Collective& all_reduce, LinkModel model, AllReduceMode mode,
-                                std::uint64_t seed, const ProgressCallback& progress) {
+                                const Collective& all_reduce, const TrialContext& context,
+                                AllReduceMode mode, std::uint64_t seed,
+                                const ProgressCallback& progress) {
+  const LinkModel model = context.model;
   const int k = all_reduce.chunks_per_npu();
   std::vector<int> wave_counts{1};
   if (mode == AllReduceMode::kPipelined) {
@@ -256,7 +264,7 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
         part = [&progress, option, w, waves, options](double f) {
           progress((option + (w + f) / waves) / options);
         };
-      planned.push_back(all_reduce_wave(topology, transposed, all_reduce, pieces, model,
+      planned.push_back(all_reduce_wave(topology, transposed, all_reduce, pieces, context,
                                         seed + static_cast<std::uint64_t>(w), part));
       Time rs_end = 0;
       for (const Transfer& t : planned.back().transfers())
@@ -276,7 +284,11 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
       }
       joined.synthesizer = "tacos";
       joined.link_model = model;
-      if (mode == AllReduceMode::kPipelined) detail::compact(joined, topology, model);
+      // Sequential too: its All-Gather was planned as if it started when the whole
+      // Reduce-Scatter ends, but nothing in the schedule waits for that instant (no file can
+      // express a barrier across ranks: JSON, Chakra and MSCCL replay by dependencies), so
+      // its time is the time it takes started as early as its data and links allow.
+      detail::compact(joined, topology, model);
       if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
     }
   }
@@ -301,10 +313,10 @@ TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep) {
   return outcome;
 }
 
-// Reductions are built from a kept copy schedule (reversed, then retimed). Without kept
-// transfers and beyond this many of them (n^2 K), --time-only reports the phases' synthesized
-// times instead: the reversed schedule's time (its retiming can only make it earlier; on the
-// tori measured it does not) and, for All-Reduce, the sum of both phases.
+// Reductions are built from a kept copy schedule (reversed, then retimed). Without kept transfers
+// and beyond this many of them (n^2 K), --time-only reports the phases' synthesized times instead:
+// the reversed schedule's time (its retiming can only make it earlier, and on the tori it does not:
+// docs/quality.md, "Measured choices") and, for All-Reduce, the sum of both phases.
 constexpr double kRetimedTransferLimit = 4e6;
 
 bool phases_only(const Collective& collective, bool keep) {
@@ -315,20 +327,20 @@ bool phases_only(const Collective& collective, bool keep) {
 // All-Reduce as Reduce-Scatter (All-Gather on the transposed topology) plus All-Gather, the two
 // synthesized at the same time on two threads.
 TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transposed,
-                               const Collective& all_reduce, LinkModel model, std::uint64_t seed,
-                               const ProgressCallback& progress) {
+                               const Collective& all_reduce, const TrialContext& context,
+                               std::uint64_t seed, const ProgressCallback& progress) {
   const Collective reduce_scatter =
       Collective::make(CollectiveKind::kReduceScatter, all_reduce.topology_npus(),
                        all_reduce.size(), all_reduce.chunks_per_npu(), all_reduce.members());
   const Collective all_gather = copy_counterpart(reduce_scatter);
-  const int saved_threads = matcher_threads;
-  matcher_threads = 1;
+  // The two phases take the trial's cores: one matcher thread each.
+  TrialContext phase = context;
+  phase.matcher_threads = 1;
   TrialOutcome first;
   std::exception_ptr failure;
   auto first_phase = [&] {
-    matcher_threads = 1;
     try {
-      first = run_copy(transposed, all_gather, model, seed, false, {});
+      first = run_copy(transposed, all_gather, phase, seed, false, {});
     } catch (...) {
       failure = std::current_exception();
     }
@@ -341,14 +353,12 @@ TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transpo
   }
   TrialOutcome second;
   try {
-    second = run_copy(topology, all_gather, model, seed, false, progress);
+    second = run_copy(topology, all_gather, phase, seed, false, progress);
   } catch (...) {
     if (worker.joinable()) worker.join();
-    matcher_threads = saved_threads;
     throw;
   }
   if (worker.joinable()) worker.join();
-  matcher_threads = saved_threads;
   if (failure) std::rethrow_exception(failure);
   second.time += first.time;
   second.transfers += first.transfers;
@@ -356,61 +366,65 @@ TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transpo
   return second;
 }
 
+using Trial = std::function<TrialOutcome(std::uint64_t seed, const TrialContext& context,
+                                         const ProgressCallback& progress)>;
+
 Trial make_trial(const Topology& topology, const Collective& collective,
                  const SynthesisOptions& options) {
-  const LinkModel model = options.link_model;
-  const bool keep = options.keep_transfers;
   switch (collective.kind()) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kBroadcast:
-      return [&topology, &collective, model, keep](std::uint64_t seed,
-                                                   const ProgressCallback& progress) {
-        return run_copy(topology, collective, model, seed, keep, progress);
+      return [&topology, &collective](std::uint64_t seed, const TrialContext& context,
+                                      const ProgressCallback& progress) {
+        return run_copy(topology, collective, context, seed, context.keep, progress);
       };
     case CollectiveKind::kGather:
     case CollectiveKind::kScatter:
     case CollectiveKind::kAllToAll:
       // Every chunk goes to one NPU: the flows routed against each other's load are kept when
       // faster than the greedy's hop-by-hop routes (routed_unicast.h); both are coalesced.
-      return [&topology, &collective, model, keep](std::uint64_t seed,
-                                                   const ProgressCallback& progress) {
-        TrialOutcome greedy = run_copy(topology, collective, model, seed, keep, progress);
+      return [&topology, &collective](std::uint64_t seed, const TrialContext& context,
+                                      const ProgressCallback& progress) {
+        const LinkModel model = context.model;
+        TrialOutcome greedy = run_copy(topology, collective, context, seed, context.keep, progress);
         std::optional<Algorithm> flows = detail::routed_unicast(topology, collective, model, seed);
-        if (flows && keep && coalesce_copies)
+        if (flows && context.coalesce)
           if (std::optional<Algorithm> merged = detail::coalesce_messages(*flows, topology, model))
             flows = std::move(merged);
         if (flows && flows->collective_time < greedy.time)
-          return outcome_of(std::move(*flows), seed, keep);
+          return outcome_of(std::move(*flows), seed, context.keep);
         return greedy;
       };
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduce: {
       auto transposed = std::make_shared<Topology>(detail::transpose(topology));
-      if (phases_only(collective, keep))
-        return [transposed, &collective, model](std::uint64_t seed,
-                                                const ProgressCallback& progress) {
-          return run_copy(*transposed, copy_counterpart(collective), model, seed, false, progress);
+      if (phases_only(collective, options.keep_transfers))
+        return [transposed, &collective](std::uint64_t seed, const TrialContext& context,
+                                         const ProgressCallback& progress) {
+          return run_copy(*transposed, copy_counterpart(collective), context, seed, false,
+                          progress);
         };
-      return [&topology, transposed, &collective, model, keep](std::uint64_t seed,
-                                                               const ProgressCallback& progress) {
+      return [&topology, transposed, &collective](std::uint64_t seed, const TrialContext& context,
+                                                  const ProgressCallback& progress) {
         return outcome_of(
-            synthesize_reduction(topology, *transposed, collective, model, seed, progress), seed,
-            keep);
+            synthesize_reduction(topology, *transposed, collective, context, seed, progress), seed,
+            context.keep);
       };
     }
     case CollectiveKind::kAllReduce: {
       auto transposed = std::make_shared<Topology>(detail::transpose(topology));
       const AllReduceMode mode = options.all_reduce_mode;
-      if (phases_only(collective, keep))
-        return [&topology, transposed, &collective, model](std::uint64_t seed,
-                                                           const ProgressCallback& progress) {
-          return all_reduce_phases(topology, *transposed, collective, model, seed, progress);
+      if (phases_only(collective, options.keep_transfers))
+        return [&topology, transposed, &collective](std::uint64_t seed, const TrialContext& context,
+                                                    const ProgressCallback& progress) {
+          return all_reduce_phases(topology, *transposed, collective, context, seed, progress);
         };
-      return [&topology, transposed, &collective, model, keep, mode](
-                 std::uint64_t seed, const ProgressCallback& progress) {
+      return [&topology, transposed, &collective, mode](std::uint64_t seed,
+                                                        const TrialContext& context,
+                                                        const ProgressCallback& progress) {
         return outcome_of(
-            synthesize_all_reduce(topology, *transposed, collective, model, mode, seed, progress),
-            seed, keep);
+            synthesize_all_reduce(topology, *transposed, collective, context, mode, seed, progress),
+            seed, context.keep);
       };
     }
   }
@@ -461,17 +475,20 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   }
 
   RelayCache relays;
+  TrialContext context;
+  context.model = options.link_model;
+  context.keep = options.keep_transfers;
+  context.coalesce = options.coalesce && options.keep_transfers;
+  context.justify = options.justify && options.keep_transfers;
+  context.matcher_threads = per_trial;
+  context.relays = &relays;
   auto worker = [&](bool reports_progress) {
     static const ProgressCallback kNoProgress;
-    matcher_threads = per_trial;
-    relay_cache = &relays;
-    coalesce_copies = options.coalesce && options.keep_transfers;
-    justify_copies = options.justify && options.keep_transfers;
     while (true) {
       const int index = next_trial.fetch_add(1);
       if (index >= options.trials) return;
       try {
-        TrialOutcome outcome = trial(options.seed + static_cast<std::uint64_t>(index),
+        TrialOutcome outcome = trial(options.seed + static_cast<std::uint64_t>(index), context,
                                      reports_progress ? trial_progress : kNoProgress);
         std::lock_guard lock(mutex);
         ++finished_trials;
@@ -494,7 +511,6 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     }
   }
   worker(true);
-  relay_cache = nullptr;
   for (auto& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
 

@@ -14,11 +14,11 @@ namespace tacos::detail {
 namespace {
 
 // Each tree is rebuilt this many times against the others' loads, which evens the busiest
-// edges out (on the meshes measured, to the exact average after one round).
+// edges out (docs/quality.md, "Measured choices").
 constexpr int kRebuildRounds = 3;
 // A tree edge's key: its load per unit of bandwidth (in trees) plus this much per level of the
-// depth it hangs from. Shallow trees fill and drain their pipeline sooner; measured on
-// mesh2d:4x4 and 8x8 All-Reduce, 0.5 was best among 0 (pure minimum spanning trees), 0.25, 1, 2.
+// depth it hangs from. Shallow trees fill and drain their pipeline sooner; 0.5 was the best
+// penalty measured (docs/quality.md, "Measured choices").
 constexpr double kDepthPenalty = 0.5;
 
 struct Edge {
@@ -253,17 +253,15 @@ std::vector<Time> rank_priority(const TreeSchedulePlan& plan) {
   return priority;
 }
 
-// Forward-backward improvement (the "justification" of resource-constrained project
-// scheduling): the plan is scheduled backwards with the messages that arrived last going first,
-// which tells how late each message can start, and then forwards again by that latest start.
-// The rank order lets a link serve a message that nothing waits for soon while a chain of
-// dependencies stalls behind it; ordering by latest start serves the critical chains first.
-// Each round starts from the last forward schedule; the fastest is kept. Measured on
-// mesh2d:8x8 All-Reduce, 64 MiB, K = 8, 256 trees, batches of 2: 901.1 -> 828.9 us in 8
-// rounds (1.282 -> 1.179 x the bound); most of it in the first three.
+// Forward-backward improvement (the "justification" of resource-constrained project scheduling):
+// the plan is scheduled backwards with the messages that arrived last going first, which tells how
+// late each message can start, and then forwards again by that latest start. The rank order lets a
+// link serve a message that nothing waits for soon while a chain of dependencies stalls behind it;
+// ordering by latest start serves the critical chains first. Each round starts from the last
+// forward schedule; the fastest is kept (gains: docs/quality.md, "Measured choices").
 constexpr int kJustificationRounds = 8;
 // Messages scheduled (over all rounds and candidates) beyond which fewer candidates are
-// justified: mesh2d:8x8 at K = 16 (129k messages) justifies three in about 5 s.
+// justified, to bound the time it takes (docs/performance.md, "Measured costs").
 constexpr double kJustificationBudget = 8e6;
 
 ListSchedule justify(const Topology& topology, Bytes chunk_bytes, const TreeSchedulePlan& plan,
@@ -399,9 +397,9 @@ std::optional<Algorithm> best_tree_packing_all_reduce(const Topology& topology,
       n > kTreePackingMaxNpus || messages > kTreePackingMaxMessages)
     return std::nullopt;
   const Bytes chunk_bytes = all_reduce.chunk_bytes();
-  // Every tree count and batch size in rank order first. Measured on meshes of 16 and 64 NPUs,
-  // the best tree counts were 64 to 1024 (more trees spread the load more evenly, fewer chunks
-  // per tree fill the pipeline less well) and the best messages about 256 KiB.
+  // Every tree count and batch size in rank order first. More trees spread the load more
+  // evenly, fewer chunks per tree fill the pipeline less well; the counts and batches tried
+  // cover the best ones measured (docs/quality.md, "Measured choices").
   struct Candidate {
     Time makespan;
     int trees, batch;

@@ -19,8 +19,7 @@ constexpr const char* kKinds =
     "ring, uniring, fc, switch, mesh2d, torus2d, mesh3d, torus3d, hypercube, dgx1, dgx-a100, "
     "dgx-h100, fattree, fattree3";
 
-// How the NPUs of one dimension group (or one mesh/torus axis) are wired together.
-enum class Wiring { kLine, kRing, kUniRing, kFullyConnected, kSwitch };
+using Wiring = DimensionWiring;
 
 struct Dimension {
   Wiring wiring;
@@ -111,8 +110,9 @@ std::pair<std::string_view, std::string_view> split_kind(std::string_view item,
 
 // Mesh, torus and hypercube are one item; ring/uniring/fc/switch lists are ASTRA-sim style
 // dimensions. Both become a list of dimensions wired by the same builder.
-std::vector<Dimension> parse_spec(std::string_view spec) {
+std::vector<Dimension> parse_spec(std::string_view spec, TopologyKind& shape_kind) {
   const std::vector<std::string> items = split_list(spec, ',');
+  shape_kind = TopologyKind::kDimensions;
   if (items.size() == 1) {
     const auto [kind, size_text] = split_kind(items[0], spec);
     // A named copy: clang 14 cannot capture structured bindings in a lambda (sanitizer build).
@@ -122,11 +122,12 @@ std::vector<Dimension> parse_spec(std::string_view spec) {
       for (std::int64_t extent : parse_extents(size, axes, spec)) dims.push_back({wiring, extent});
       return dims;
     };
-    if (kind == "mesh2d") return grid(2, Wiring::kLine);
-    if (kind == "torus2d") return grid(2, Wiring::kRing);
-    if (kind == "mesh3d") return grid(3, Wiring::kLine);
-    if (kind == "torus3d") return grid(3, Wiring::kRing);
+    if (kind == "mesh2d") return shape_kind = TopologyKind::kMesh2d, grid(2, Wiring::kLine);
+    if (kind == "torus2d") return shape_kind = TopologyKind::kTorus2d, grid(2, Wiring::kRing);
+    if (kind == "mesh3d") return shape_kind = TopologyKind::kMesh3d, grid(3, Wiring::kLine);
+    if (kind == "torus3d") return shape_kind = TopologyKind::kTorus3d, grid(3, Wiring::kRing);
     if (kind == "hypercube") {
+      shape_kind = TopologyKind::kHypercube;
       const std::int64_t n = parse_count(size, spec);
       if ((n & (n - 1)) != 0)
         throw Error("--topology " + in_quotes(spec) +
@@ -323,7 +324,11 @@ Topology make_dgx1(std::string_view spec, const LinkParams& params) {
   for (DeviceId a = 0; a < kDgx1Gpus; ++a)
     for (DeviceId b = 0; b < kDgx1Gpus; ++b)
       if (kDgx1NvLinks[a][b] > 0) links.push_back({a, b, kDgx1NvLinks[a][b] * per_nvlink, latency});
-  return Topology(kDgx1Gpus, 0, std::move(links), std::string(spec));
+  Topology topology(kDgx1Gpus, 0, std::move(links), std::string(spec));
+  TopologyShape shape;
+  shape.kind = TopologyKind::kDgx1;
+  topology.set_shape(std::move(shape));
+  return topology;
 }
 
 // Two values: [NVSwitch port, network port]; one value applies to both.
@@ -393,7 +398,13 @@ Topology make_dgx_cluster(const DgxNode& node, std::string_view size, std::strin
       links.push_back({leaf, spine, uplink_gbps, network_latency});
       links.push_back({spine, leaf, uplink_gbps, network_latency});
     }
-  return Topology(npus, switches, std::move(links), std::string(spec));
+  Topology topology(npus, switches, std::move(links), std::string(spec));
+  TopologyShape shape;
+  shape.kind = &node == &kDgxA100 ? TopologyKind::kDgxA100 : TopologyKind::kDgxH100;
+  shape.dimensions = {{Wiring::kSwitch, kDgxGpusPerNode},
+                      {Wiring::kSwitch, static_cast<int>(nodes)}};
+  topology.set_shape(std::move(shape));
+  return topology;
 }
 
 // Clos / fat-tree. fattree:HxLxS: L leaves of H hosts, S spines, every leaf linked to every
@@ -441,8 +452,21 @@ Topology make_fat_tree(std::string_view spec, std::string_view kind, std::string
     for (std::int64_t pod = 0; pod < pods; ++pod)
       for (std::int64_t spine = 0; spine < spines; ++spine)
         both(spine_id(pod, spine), npus + pods * (leaves + spines) + spine, 2);
-  return Topology(static_cast<int>(npus), static_cast<int>(switches), std::move(links),
-                  std::string(spec));
+  Topology topology(static_cast<int>(npus), static_cast<int>(switches), std::move(links),
+                    std::string(spec));
+  TopologyShape shape;
+  shape.kind = three ? TopologyKind::kFatTree3 : TopologyKind::kFatTree;
+  shape.hosts = static_cast<int>(hosts);
+  shape.leaves = static_cast<int>(leaves);
+  shape.spines = static_cast<int>(spines);
+  shape.pods = static_cast<int>(pods);
+  // Only fattree's leaves are one dimension; fattree3's pods are not (leaves meet through
+  // their pod's spines, pods through the cores).
+  if (!three)
+    shape.dimensions = {{Wiring::kSwitch, static_cast<int>(hosts)},
+                        {Wiring::kSwitch, static_cast<int>(leaves)}};
+  topology.set_shape(std::move(shape));
+  return topology;
 }
 
 Topology make_dgx(std::string_view spec, const LinkParams& params) {
@@ -475,6 +499,31 @@ Topology make_dgx(std::string_view spec, const LinkParams& params) {
   if (multicast)
     for (DeviceId s = topology.npus(); s < topology.npus() + topology.npus() / kDgxGpusPerNode; ++s)
       topology.set_multicast(s);
+  return topology;
+}
+
+// The Builder's topology of `dims`; `spec` names it (and its errors).
+Topology build_dimensions(const std::vector<Dimension>& dims, TopologyKind kind,
+                          std::string_view spec, const LinkParams& params) {
+  check_sizes(dims, spec);
+  // Hypercube:1 has no dimensions; its parameters still need to be one value or none.
+  const std::size_t count = std::max<std::size_t>(dims.size(), 1);
+  const auto gbps = per_dimension(params.bandwidth_gbps, count, "--bandwidth", spec);
+  const auto latency = per_dimension(params.latency_ps, count, "--latency", spec);
+  std::int64_t npus = 1;
+  for (const Dimension& dim : dims) npus *= dim.size;
+  Builder builder(npus);
+  std::int64_t stride = 1;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    builder.add_dimension(dims[d], stride, gbps[d], latency[d]);
+    stride *= dims[d].size;
+  }
+  TopologyShape shape;
+  shape.kind = kind;
+  for (const Dimension& dim : dims)
+    shape.dimensions.push_back({dim.wiring, static_cast<int>(dim.size)});
+  Topology topology = builder.build(std::string(spec));
+  topology.set_shape(std::move(shape));
   return topology;
 }
 
@@ -512,21 +561,21 @@ Topology generate_topology(std::string_view spec, const LinkParams& params) {
       return make_fat_tree(trim(spec), head, trim(spec.substr(spec.find(':') + 1)), params);
     }
   }
-  const std::vector<Dimension> dims = parse_spec(spec);
-  check_sizes(dims, spec);
-  // Hypercube:1 has no dimensions; its parameters still need to be one value or none.
-  const std::size_t count = std::max<std::size_t>(dims.size(), 1);
-  const auto gbps = per_dimension(params.bandwidth_gbps, count, "--bandwidth", spec);
-  const auto latency = per_dimension(params.latency_ps, count, "--latency", spec);
-  std::int64_t npus = 1;
-  for (const Dimension& dim : dims) npus *= dim.size;
-  Builder builder(npus);
-  std::int64_t stride = 1;
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    builder.add_dimension(dims[d], stride, gbps[d], latency[d]);
-    stride *= dims[d].size;
+  TopologyKind kind = TopologyKind::kDimensions;
+  const std::vector<Dimension> dims = parse_spec(spec, kind);
+  return build_dimensions(dims, kind, spec, params);
+}
+
+Topology generate_dimensions(const std::vector<ShapeDimension>& dimensions,
+                             const LinkParams& params, const std::string& name) {
+  std::vector<Dimension> dims;
+  for (const ShapeDimension& d : dimensions) {
+    if (d.size < 1)
+      throw Error("--topology " + in_quotes(name) + ": sizes must be at least 1, got " +
+                  std::to_string(d.size));
+    dims.push_back({d.wiring, d.size});
   }
-  return builder.build(std::string(spec));
+  return build_dimensions(dims, TopologyKind::kDimensions, name, params);
 }
 
 std::string generator_help() {
@@ -563,6 +612,36 @@ std::string generator_help() {
          "axis (x, y, z) or dimension, e.g. --bandwidth 50,25. dgx1 reads them as per-NVLink\n"
          "bandwidth and link latency; dgx-a100/h100 as NVSwitch port[,network port]. Left at\n"
          "their defaults (50, 0.5us) the dgx kinds use datasheet numbers (docs/topologies.md).\n";
+}
+
+std::string to_string(TopologyKind kind) {
+  switch (kind) {
+    case TopologyKind::kCustom:
+      return "custom";
+    case TopologyKind::kDimensions:
+      return "dimensions";
+    case TopologyKind::kMesh2d:
+      return "mesh2d";
+    case TopologyKind::kTorus2d:
+      return "torus2d";
+    case TopologyKind::kMesh3d:
+      return "mesh3d";
+    case TopologyKind::kTorus3d:
+      return "torus3d";
+    case TopologyKind::kHypercube:
+      return "hypercube";
+    case TopologyKind::kDgx1:
+      return "dgx1";
+    case TopologyKind::kDgxA100:
+      return "dgx-a100";
+    case TopologyKind::kDgxH100:
+      return "dgx-h100";
+    case TopologyKind::kFatTree:
+      return "fattree";
+    case TopologyKind::kFatTree3:
+      return "fattree3";
+  }
+  return "custom";
 }
 
 }  // namespace tacos

@@ -217,7 +217,9 @@ Topology switch_route_view(const Topology& topology) {
       links.push_back(view);
     }
   }
-  return Topology(topology.npus(), 0, std::move(links), topology.name());
+  Topology view(topology.npus(), 0, std::move(links), topology.name());
+  view.set_shape(topology.shape());
+  return view;
 }
 
 }  // namespace tacos

@@ -131,7 +131,9 @@ Topology Topology::unwind_switches() const {
   std::vector<Link> links;
   links.reserve(direct.size());
   for (auto& [key, l] : direct) links.push_back(l);
-  return Topology(npus_, 0, std::move(links), name_);
+  Topology unwound(npus_, 0, std::move(links), name_);
+  unwound.set_shape(shape_);
+  return unwound;
 }
 
 std::vector<char> Topology::reachable(DeviceId from, bool forward) const {

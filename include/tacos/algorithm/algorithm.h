@@ -14,7 +14,7 @@ namespace tacos {
 // One message over one link: it carries one or more chunks; latency is paid once per message
 // and bandwidth for all its bytes. `reduce` marks a partial-sum transfer the receiver reduces.
 //
-// Multicast (DESIGN.md "Switch fabrics"): transfers with the same `multicast` id >= 0 are one
+// Multicast (docs/design.md "Switch fabrics"): transfers with the same `multicast` id >= 0 are one
 // message copied by a multicast switch: the same sender, the same chunk list and start, never
 // reduce, each to its own receiver, every route entering the same multicast switch over the
 // same first link. That entry hop (sender -> switch) carries the bytes once; from the switch on

@@ -11,4 +11,17 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// An algorithm that tacos built fails its own verifier, or replays to another time than the one
+// reported: a bug in tacos. Never taken for "this algorithm cannot run here".
+class VerificationFailure : public Error {
+ public:
+  using Error::Error;
+};
+
+// A request names an algorithm that is not in the registry (tacos/synthesis/request.h).
+class UnknownAlgorithm : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tacos

@@ -1,5 +1,5 @@
 #pragma once
-// How a link is timed (DESIGN.md "Units and numbers").
+// How a link is timed (docs/design.md, "Units and numbers").
 #include <string>
 #include <string_view>
 

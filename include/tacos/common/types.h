@@ -1,5 +1,5 @@
 #pragma once
-// Basic units shared by every part of tacos (see DESIGN.md, "Units and numbers").
+// Basic units shared by every part of tacos (see docs/design.md, "Units and numbers").
 #include <cstdint>
 
 namespace tacos {

@@ -1,5 +1,5 @@
 #pragma once
-// tacos's own algorithm file (algorithm.json), documented in README "Formats" and at the top of
+// tacos's own algorithm file (algorithm.json), documented in docs/formats.md and at the top of
 // src/io/algorithm_json.cpp.
 #include <string>
 #include <string_view>

@@ -1,7 +1,7 @@
 #pragma once
 // Chakra execution traces (ET): one protobuf file per NPU ("PREFIX.RANK.et"), the format
-// ASTRA-sim runs collective algorithms from (../shared/FORMATS.md section 1; DESIGN.md
-// "Algorithm -> Chakra ET"). Three parts:
+// ASTRA-sim runs collective algorithms from (docs/formats.md, "Exact formats: what the code
+// relies on"; docs/design.md "Algorithm -> Chakra ET"). Three parts:
 //  - write_chakra: Algorithm -> per-rank send/recv/compute graphs plus the ASTRA-sim inputs;
 //  - read_chakra: any producer's per-rank ET set -> EtTrace (a checked dependency graph);
 //  - simulate_chakra / chakra_to_algorithm: run an EtTrace the way ASTRA-sim's analytical
@@ -44,9 +44,9 @@ struct ChakraOptions {
 // the collective's topology NPUs; every transfer is NPU -> NPU, over a link or through switches
 // (a switch is transparent to the files)):
 //   OUT/chakra/PREFIX.RANK.et  every rank, even idle ones
-//   OUT/astra/system.json, workload.RANK.et, mem.json, README, and network.yml when
-//   `topology_spec` (the --topology text) is an ASTRA-sim network: ring/fc/switch dimensions,
-//   torus2d/torus3d, or an ASTRA-sim network YAML file.
+//   OUT/astra/system.json, workload.RANK.et, mem.json, README, and network.yml when the
+//   topology's shape is an ASTRA-sim network: ring/fc/switch dimensions, torus2d/torus3d, or
+//   read from an ASTRA-sim network YAML file.
 // Each .et file: a GlobalMetadata (version "1.0.0", attributes producer, tacos_version,
 // collective, size_bytes, chunk_bytes, chunks_per_npu, npus, root/members when they apply, seed,
 // synthesizer, link_model, collective_time_ps), then the rank's nodes (ids 0.. in time order).
@@ -59,16 +59,15 @@ struct ChakraOptions {
 // node that made each chunk it carries present at u. The output is built in a temporary
 // directory inside OUT and moved into place only when complete (replacing OUT/chakra and
 // OUT/astra). Throws Error on transfers the format cannot express.
-void write_chakra(const Algorithm& algorithm, const Topology& topology,
-                  const std::string& topology_spec, const std::string& out_dir,
+void write_chakra(const Algorithm& algorithm, const Topology& topology, const std::string& out_dir,
                   const ChakraOptions& options = {});
 
-// The ASTRA-sim network YAML for a topology spec (see write_chakra), or nullopt when the spec
-// is not one (mesh, uniring, hypercube, dgx, tacos YAML files, or parameters that do not match
-// the generator). `topology` supplies bandwidth and latency: the generated one, with or without
-// switches unwound.
-std::optional<std::string> astra_network_yaml(const Topology& topology,
-                                              const std::string& topology_spec);
+// The ASTRA-sim network YAML of a topology (see write_chakra): the text of the ASTRA-sim file it
+// was read from, else one written from its shape (Topology::shape) with bandwidth and latency
+// per dimension taken from its links (with or without switches unwound); nullopt when the shape
+// is not an ASTRA-sim network (mesh, uniring, hypercube, dgx, fat-trees, links files) or the
+// links are not what the shape's generator builds.
+std::optional<std::string> astra_network_yaml(const Topology& topology);
 
 // ---------------------------------------------------------------------------------------------
 // Reading.

@@ -1,6 +1,7 @@
 #pragma once
 // MSCCL-IR XML: the algorithm files the MSCCL executor (msccl-executor-nccl, RCCL) loads and that
-// MSCCLang, SCCL and TACCL produce. The facts about the format are in FORMATS.md section 2; how
+// MSCCLang, SCCL and TACCL produce. The facts about the format are in docs/formats.md,
+// "MSCCL-IR XML: the format"; how
 // tacos maps its Algorithm onto the format is documented here and at the top of
 // src/io/msccl_writer.cpp and src/io/msccl_reader.cpp.
 //
@@ -60,22 +61,35 @@ struct MscclWriteOptions {
 // overwrite its own input in place waits for every reader of that input), or out of place only
 // when those waits would name more than 128 thread blocks of a GPU; the other collectives out of
 // place. `name` is the algo name attribute. Equal algorithms give byte-identical files.
+//
+// With the `topology` the algorithm runs on, messages from one GPU to different peers that share
+// its first link (a switch port) also keep the schedule's order on that link: a send whose data
+// is ready before the previous message on the port starts waits for that send, so that the file
+// replays (read_msccl_xml on the same topology) to the schedule's times. Should those waits name
+// more than 128 thread blocks of a GPU, the file is written without them (root attribute
+// tacos_port_order="0": the executor then orders each port) and may take another time. Without
+// a topology every NPU pair is taken to have a link of its own.
 void write_msccl_xml(const Algorithm& algorithm, const std::string& path, const std::string& name,
                      const MscclWriteOptions& options = {});
+void write_msccl_xml(const Algorithm& algorithm, const Topology& topology, const std::string& path,
+                     const std::string& name, const MscclWriteOptions& options = {});
 std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const std::string& name,
                                    const MscclWriteOptions& options = {});
+std::string algorithm_to_msccl_xml(const Algorithm& algorithm, const Topology& topology,
+                                   const std::string& name, const MscclWriteOptions& options = {});
 
 // Reads an MSCCL-IR XML file (MSCCLang, SCCL, TACCL or tacos) and executes its steps
-// symbolically on `topology` (which must have exactly ngpus NPUs and a link for every pair of
-// ranks that exchange data) to produce an Algorithm in tacos's chunk numbering whose times are
-// the execution's under `model`. A file marked for both in-place and out-of-place calls is
-// executed both ways: the out-of-place run is returned, the in-place run must also be complete
-// and pass verify (else Error naming the in-place call). The collective size is the file's
-// tacos_size_bytes when it has one, else `size` (then required). Errors are one line,
-// "FILE:LINE: what is wrong" (the line of the offending element), e.g. a missing attribute, a
-// dependency on a missing thread block or step, ngpus not matching the topology, an unknown step
-// type, a receive without a matching send (deadlock), or a schedule tacos's
-// one-value-per-NPU-and-chunk model cannot express.
+// symbolically on `topology` (which must have exactly ngpus NPUs and a link or a path through
+// switches for every pair of ranks that exchange data; through switches a message crosses the
+// simulator's route hop by hop, store-and-forward, timed as simulate() times it) to produce an
+// Algorithm in tacos's chunk numbering whose times are the execution's under `model`. A file marked
+// for both in-place and out-of-place calls is executed both ways: the out-of-place run is returned,
+// the in-place run must also be complete and pass verify (else Error naming the in-place call). The
+// collective size is the file's tacos_size_bytes when it has one, else `size` (then required).
+// Errors are one line, "FILE:LINE: what is wrong" (the line of the offending element), e.g. a
+// missing attribute, a dependency on a missing thread block or step, ngpus not matching the
+// topology, an unknown step type, a receive without a matching send (deadlock), or a schedule
+// tacos's one-value-per-NPU-and-chunk model cannot express.
 Algorithm read_msccl_xml(const std::string& path, const Topology& topology, LinkModel model,
                          std::optional<Bytes> size);
 // The same from text in memory; `source_name` stands for FILE in error messages.

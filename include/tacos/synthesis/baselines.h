@@ -85,41 +85,24 @@ enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical, kBiring };
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
 
-// Why `baseline` cannot run `collective` on `unwound` (the topology with switches unwound,
-// built from `topology_spec`: a generator spec or a file name), or nullopt when it can.
-std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topology& unwound,
-                                                 const Collective& collective,
-                                                 const std::string& topology_spec);
+// Why `baseline` cannot run `collective` on `network` (the baselines read its shape,
+// Topology::shape, for rings and hierarchy), or nullopt when it can.
+std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topology& network,
+                                                 const Collective& collective);
 
 // The baseline's algorithm, compacted (times from the simulator under `model`;
 // Algorithm::synthesizer = to_string(baseline), collective_time = the simulated time). Throws
 // Error with the reason when the baseline is inapplicable, or when two NPUs cannot reach each
 // other.
-Algorithm synthesize_baseline(Baseline baseline, const Topology& unwound,
-                              const Collective& collective, LinkModel model,
-                              const std::string& topology_spec);
+Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
+                              const Collective& collective, LinkModel model);
 
 namespace detail {
 // Building blocks of the baselines (src/synthesis/baseline_*.cpp); not a stable interface.
-
-// The baselines plan between NPUs; on a topology with switch devices they plan over
-// switch_route_view() while this scope names the real topology their times are taken on.
-class TimingTopologyScope {
- public:
-  explicit TimingTopologyScope(const Topology& timing);
-  ~TimingTopologyScope();
-  TimingTopologyScope(const TimingTopologyScope&) = delete;
-  TimingTopologyScope& operator=(const TimingTopologyScope&) = delete;
-
- private:
-  const Topology* previous_;
-};
-// The topology in scope, else `planned_on`.
-const Topology& timing_topology(const Topology& planned_on);
-
-Algorithm synthesize_baseline_on(Baseline baseline, const Topology& unwound,
-                                 const Collective& collective, LinkModel model,
-                                 const std::string& topology_spec);
+//
+// Every builder plans between NPUs on `topology` and takes its times on `timing`: on a network
+// with switch devices `topology` is its switch_route_view() (a link per NPU pair that a switch
+// route joins) and `timing` the network itself; elsewhere both are the same object.
 
 // Collects logical messages and turns them into a routed, compacted Algorithm (see the top of
 // this file). Dependencies must point to strictly smaller steps; messages of one step are
@@ -127,7 +110,7 @@ Algorithm synthesize_baseline_on(Baseline baseline, const Topology& unwound,
 // (each member sends the chunk at most once, after everything it receives) ending at one NPU.
 class LogicalSchedule {
  public:
-  LogicalSchedule(const Topology& topology, const Collective& collective);
+  LogicalSchedule(const Topology& topology, const Topology& timing, const Collective& collective);
 
   void send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks,
             bool reduce = false);
@@ -147,19 +130,11 @@ class LogicalSchedule {
     bool reduce;
   };
   const Topology& topology_;
+  const Topology& timing_;
   const Collective& collective_;
   std::vector<Message> messages_;
   std::vector<ChunkId> chunk_pool_;
 };
-
-// The dimensions of a generator spec (dimension 0 first, fastest-varying in the NPU id), or an
-// empty vector for specs without them (files, dgx kinds, malformed).
-struct GeneratorDimension {
-  enum class Wiring { kRing, kUniRing, kLine, kFullyConnected, kSwitch };
-  Wiring wiring;
-  int size;
-};
-std::vector<GeneratorDimension> generator_dimensions(std::string_view spec);
 
 // A directed Hamiltonian cycle over the NPUs starting at NPU 0 (NPU order when it is one, else
 // a depth-first search preferring the neighbour with the fewest onward choices and pruning moves
@@ -170,39 +145,38 @@ std::vector<NpuId> hamiltonian_cycle(const Topology& topology, std::int64_t budg
 // The snake (boustrophedon) Hamiltonian cycle of a multi-dimensional generator topology: a
 // boustrophedon path over all dimensions but the last, then the classic grid cycle with the
 // last dimension (needs an even side; any wiring but uniring). Empty when it does not apply.
-std::vector<NpuId> snake_cycle(const std::vector<GeneratorDimension>& dims);
+std::vector<NpuId> snake_cycle(const std::vector<ShapeDimension>& dims);
 
 // Member indices in the ring baseline's order. When the collective spans every NPU: NPU order
-// if it is a cycle, else the snake of `dims` (from the spec, may be empty), else the search;
+// if it is a cycle, else the snake of the topology's shape dimensions, else the search;
 // otherwise (or when nothing is found) member order.
+std::vector<int> ring_order(const Topology& topology, const Collective& collective);
 // The rings the ring baseline spreads its pieces over (member indices): NCCL's rail rings on
-// DGX-style clusters, else `ring`; each also turned the other way where its links run both ways.
-// `reversed` = false leaves out the turned-round copies.
+// DGX-style clusters, else `ring`; each also turned the other way where its links run both ways
+// and not `through_switches`. `reversed` = false leaves out the turned-round copies.
 std::vector<std::vector<int>> ring_channels(const Topology& topology, const Collective& collective,
-                                            const std::vector<int>& ring,
-                                            const std::vector<GeneratorDimension>& dims,
+                                            const std::vector<int>& ring, bool through_switches,
                                             bool reversed = true);
-std::vector<int> ring_order(const Topology& topology, const Collective& collective,
-                            const std::vector<GeneratorDimension>& dims);
 
-Algorithm ring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
-                        const std::vector<GeneratorDimension>& dims);
-Algorithm biring_baseline(const Topology& topology, const Collective& collective, LinkModel model,
-                          const std::vector<GeneratorDimension>& dims);
-Algorithm direct_baseline(const Topology& topology, const Collective& collective, LinkModel model);
-Algorithm rhd_baseline(const Topology& topology, const Collective& collective, LinkModel model);
-Algorithm dbt_baseline(const Topology& topology, const Collective& collective, LinkModel model);
-Algorithm hierarchical_baseline(const Topology& topology, const Collective& collective,
-                                LinkModel model, const std::vector<GeneratorDimension>& dims);
+Algorithm ring_baseline(const Topology& topology, const Topology& timing,
+                        const Collective& collective, LinkModel model);
+Algorithm biring_baseline(const Topology& topology, const Topology& timing,
+                          const Collective& collective, LinkModel model);
+Algorithm direct_baseline(const Topology& topology, const Topology& timing,
+                          const Collective& collective, LinkModel model);
+Algorithm rhd_baseline(const Topology& topology, const Topology& timing,
+                       const Collective& collective, LinkModel model);
+Algorithm dbt_baseline(const Topology& topology, const Topology& timing,
+                       const Collective& collective, LinkModel model);
+Algorithm hierarchical_baseline(const Topology& topology, const Topology& timing,
+                                const Collective& collective, LinkModel model);
 // Hierarchical on a two-tier fat-tree (fattree:HxLxS, H even, 4 <= H, every NPU in the
 // collective): (H, L), else nullopt (the generic hierarchical runs).
-std::optional<std::pair<int, int>> leaf_relay_shape(std::string_view topology_spec,
-                                                    const std::vector<GeneratorDimension>& dims,
-                                                    int npus);
+std::optional<std::pair<int, int>> leaf_relay_shape(const TopologyShape& shape, int npus);
 // Across the leaves first, one host per remote leaf relaying each share inside its leaf, in
 // lockstep slots (baseline_leaf_relay.cpp); Reduce-Scatter its time reversal.
-Algorithm leaf_relay_baseline(const Topology& topology, const Collective& collective,
-                              LinkModel model, int hosts, int leaves);
+Algorithm leaf_relay_baseline(const Topology& topology, const Topology& timing,
+                              const Collective& collective, LinkModel model, int hosts, int leaves);
 
 }  // namespace detail
 }  // namespace tacos

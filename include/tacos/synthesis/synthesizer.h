@@ -16,9 +16,10 @@ namespace tacos {
 // Called now and then with the fraction done in [0, 1].
 using ProgressCallback = std::function<void(double fraction)>;
 
-// All-Reduce = Reduce-Scatter then All-Gather. Sequential: the All-Gather starts when the whole
-// Reduce-Scatter is done. Pipelined: each transfer starts as soon as its chunk and its link
-// allow, so a chunk's All-Gather begins once its reduction is complete.
+// All-Reduce = Reduce-Scatter then All-Gather. Sequential: one All-Gather of every chunk planned
+// after the whole Reduce-Scatter; its transfers then start as soon as their chunk and link allow
+// (no rank waits for the others' reductions: the files written replay that way). Pipelined: the
+// chunks in waves that overlap, or packed trees, whichever is fastest; never slower.
 enum class AllReduceMode { kSequential, kPipelined };
 AllReduceMode parse_all_reduce_mode(std::string_view text);  // else Error
 std::string to_string(AllReduceMode mode);
@@ -53,7 +54,8 @@ struct SynthesisResult {
   double seconds = 0;                 // wall time of synthesis alone (all trials)
 };
 
-// The TACOS greedy time-expanded-network matching (DESIGN.md) for every collective kind. On
+// The TACOS greedy time-expanded-network matching (docs/design.md, "The TACOS synthesizer:
+// reference behaviour") for every collective kind. On
 // fabrics without switch devices two more constructions compete and the fastest is kept: for
 // All-Reduce (pipelined mode), packed spanning trees that reduce up and broadcast down; for
 // Gather, Scatter and All-to-All, every chunk routed as a flow against the others' load, then

@@ -30,6 +30,12 @@ LinkParams parse_link_params(std::string_view bandwidth, std::string_view latenc
 // Throws Error for unknown kinds, zero sizes or parameter lists of the wrong length.
 Topology generate_topology(std::string_view spec, const LinkParams& params);
 
+// The topology of `dimensions` (ring/uniring/fc/switch, or mesh and torus axes as line and ring),
+// dimension 0 first, exactly as generate_topology builds a spec of them; its shape is
+// TopologyKind::kDimensions. Throws Error as generate_topology does.
+Topology generate_dimensions(const std::vector<ShapeDimension>& dimensions,
+                             const LinkParams& params, const std::string& name);
+
 // The list of generator kinds with a one-line description each, for --help texts.
 std::string generator_help();
 

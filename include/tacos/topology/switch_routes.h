@@ -1,9 +1,9 @@
 #pragma once
-// Where a message between two NPUs goes when switches are devices (DESIGN.md "Switch fabrics"):
-// over the direct link when there is one, otherwise up the sender's port, through switches
-// only, and down the receiver's port, store-and-forward at every switch. Among equally short
-// switch paths (spines of a fat-tree) the choice is spread by a hash of (sender, receiver), the
-// way ECMP spreads flows, and is the same every run.
+// Where a message between two NPUs goes when switches are devices (docs/design.md "Switch
+// fabrics"): over the direct link when there is one, otherwise up the sender's port, through
+// switches only, and down the receiver's port, store-and-forward at every switch. Among equally
+// short switch paths (spines of a fat-tree) the choice is spread by a hash of (sender, receiver),
+// the way ECMP spreads flows, and is the same every run.
 #include <cstdint>
 #include <span>
 #include <vector>

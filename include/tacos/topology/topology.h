@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tacos/common/types.h"
+#include "tacos/topology/shape.h"
 
 namespace tacos {
 
@@ -48,9 +49,12 @@ class Topology {
   int num_links() const { return static_cast<int>(links_.size()); }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
+  // What built it (shape.h); copies, transposed, unwound and switch-route views keep it.
+  const TopologyShape& shape() const { return shape_; }
+  void set_shape(TopologyShape shape) { shape_ = std::move(shape); }
 
   // Multicast switches (NVLink SHARP, InfiniBand multicast): a message entering one is copied
-  // to several out-ports (DESIGN.md "Switch fabrics", Transfer::multicast). Switches are
+  // to several out-ports (docs/design.md "Switch fabrics", Transfer::multicast). Switches are
   // unicast unless set; a copy keeps the flags, a transposed or unwound topology does not.
   bool is_multicast(DeviceId d) const {
     return is_switch(d) && !multicast_.empty() && multicast_[d - npus_] != 0;
@@ -90,6 +94,7 @@ class Topology {
   int npus_ = 0;
   int switches_ = 0;
   std::string name_;
+  TopologyShape shape_;
   std::vector<Link> links_;
   std::vector<char> multicast_;      // per switch (index d - npus), empty when none is multicast
   std::vector<LinkId> out_offsets_;  // devices + 1

@@ -20,9 +20,10 @@ void ChunkChoice::init(const Collective& collective, int npus, std::size_t links
           : 8;
   if (unicast) return;
   // Rarest chunk first, seeded random among equals: a broadcast root then sends a new chunk on
-  // every link instead of one chunk twice, and one trial does as well as many (README,
-  // "Collectives and sizes"). Scoring each pick is a large share of synthesis time, so beyond
-  // kRarestFirstNpus NPUs copy collectives other than Broadcast draw uniformly.
+  // every link instead of one chunk twice, and one trial is as good as many (docs/quality.md,
+  // "Measured choices"). Scoring each pick costs a good part of the synthesis time
+  // (docs/performance.md, "Measured costs"), so beyond kRarestFirstNpus NPUs copy collectives
+  // other than Broadcast draw uniformly.
   if (switch_routes || kind == CollectiveKind::kBroadcast || npus <= kRarestFirstNpus)
     holders_.assign(chunks, 0);
   if (switch_routes) {
@@ -37,8 +38,8 @@ void ChunkChoice::init(const Collective& collective, int npus, std::size_t links
   } else {
     // A link offers its source's own chunks before relayed ones: its destination gets a
     // relayed chunk from that chunk's source too (on a fully connected fabric directly, one
-    // step later), so relaying first costs fc:8 All-Gather an extra step (README, "Collectives
-    // and sizes").
+    // step later), so relaying first costs a step where none is needed (docs/quality.md,
+    // "Measured choices").
     origin_.assign(chunks, -1);
     for (ChunkId c = 0; c < chunks; ++c)
       if (collective.sources(c).size() == 1) origin_[c] = collective.sources(c)[0];

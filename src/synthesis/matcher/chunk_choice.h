@@ -1,7 +1,7 @@
 #pragma once
 // The chunk-picking rule: which of the chunks its source could offer a free link sends.
 // A link reads its source's chunk log through a cursor and keeps the next few offerable chunks
-// in a window (DESIGN.md "Scale"). This file decides
+// in a window (docs/design.md, "Scale"). This file decides
 // - how many chunks a window holds, that is how far down its source's log a link looks;
 // - how a window's entries rank: unicast chunks by remaining distance (the critical path
 //   first); copy chunks the link's source originated first, then the rarest (fewest NPUs have
@@ -128,8 +128,8 @@ int ChunkChoice::choose(LinkId link, NpuId src, const WindowSlot* window, int si
   // Two tie-breaks that pick differently among equal scores: switch fabrics keep the one-pass
   // reservoir (a draw per tie), direct links one draw among the ties (one hash instead of one
   // per tie). Either rule alone changes schedules (the reservoir everywhere: direct-link results
-  // the README and docs/quality.md show; one draw everywhere: switch-fabric schedules), so both
-  // stay until one is chosen and the tables are measured again.
+  // the docs' examples and docs/quality.md show; one draw everywhere: switch-fabric schedules), so
+  // both stay until one is chosen and the tables are measured again.
   return switch_routes_ ? best_by_reservoir(link, window, size, score)
                         : best_by_one_draw(link, window, size, score);
 }

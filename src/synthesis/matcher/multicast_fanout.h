@@ -1,5 +1,5 @@
 #pragma once
-// Multicast fan-out (DESIGN.md "Switch fabrics", multicast switches): a route whose first hop
+// Multicast fan-out (docs/design.md, "Switch fabrics", multicast switches): a route whose first hop
 // enters a multicast switch shares that hop with the sender's other routes through it. This
 // file decides which receivers a message started on such a route also reaches: after a round
 // is matched as for unicast (so the round's matching of senders to receivers stays the unicast

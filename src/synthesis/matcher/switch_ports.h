@@ -1,5 +1,5 @@
 #pragma once
-// Switch ports (DESIGN.md "Switch fabrics"): a message NPU a -> switch -> NPU b holds each
+// Switch ports (docs/design.md, "Switch fabrics"): a message NPU a -> switch -> NPU b holds each
 // physical link of its route in turn, store-and-forward. This file decides
 // - which routes through switches become matcher links (every switch peer, except that a
 //   slower route into a fast domain is kept for one member of the domain per sender);

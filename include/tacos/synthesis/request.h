@@ -1,0 +1,95 @@
+#pragma once
+// One synthesis request, decided in the library: the algorithm (from one registry), the
+// collective, a fixed K or the `auto` search, the portfolio of `tacos` and the verification of
+// what is returned. The command line, `import tacos` and the sweep all call synthesize(), so the
+// same request gives the same schedule, time, K and portfolio winner everywhere.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tacos/collective/collective.h"
+#include "tacos/synthesis/synthesizer.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos {
+
+// ---- The algorithms ------------------------------------------------------------------------
+
+struct AlgorithmInfo {
+  std::string name;
+  std::string help;                         // one line, for --help texts and docstrings
+  std::vector<CollectiveKind> collectives;  // the collectives it is defined for
+  bool applies_to(CollectiveKind kind) const;
+};
+
+// "tacos" first, then the baselines in the order the portfolio tries them (ties keep the
+// earlier one): ring, direct, rhd, dbt, hierarchical, biring.
+const std::vector<AlgorithmInfo>& algorithm_registry();
+// The entry named `name`; throws UnknownAlgorithm listing the valid names.
+const AlgorithmInfo& find_algorithm(std::string_view name);
+// "tacos, ring, direct, rhd, dbt, hierarchical or biring".
+std::string algorithm_names_text();
+
+// ---- The request ---------------------------------------------------------------------------
+
+struct SynthesisRequest {
+  std::string algorithm = "tacos";
+  CollectiveKind collective = CollectiveKind::kAllGather;
+  Bytes size = 64LL << 20;
+  std::vector<NpuId> members;  // empty: every NPU
+  NpuId root = 0;              // Broadcast, Reduce, Gather, Scatter
+  int chunks_per_npu = 1;      // K; with auto_chunks where the search starts (1)
+  // Try K = 1, 2, 4, ... and keep the fastest (ties: the smaller K); stop after two doublings
+  // in a row without a gain of 0.5%, when a chunk would be smaller than a byte, or when the
+  // next K would pass a work budget of about 2M transfers.
+  bool auto_chunks = false;
+  // `tacos` only: also build every applicable baseline at the same settings and keep the
+  // fastest schedule (ties: the greedy, then the earlier baseline), so tacos is never slower
+  // than a baseline. Skipped with keep_transfers false and beyond kPortfolioBudget.
+  bool portfolio = true;
+  SynthesisOptions options;
+
+  // The collective at K chunks per NPU on a topology of `npus` NPUs.
+  Collective collective_at(int npus, int k) const;
+};
+
+// Estimated baseline transfers (N x N x K x H; N x K x H for Broadcast and Reduce; H the mean
+// NPU-to-NPU hops between members, switches relaying for free) above which the portfolio is not
+// run: beyond 512 NPUs it never is (dgx-h100:128, torus2d:128x128), nor on a torus2d:16x16.
+inline constexpr double kPortfolioBudget = 262144;
+
+struct SynthesisRun {
+  std::string name;                           // the algorithm, as requested
+  std::optional<std::string> skipped_reason;  // set when the algorithm does not apply
+  SynthesisResult result;                     // result.algorithm.collective() has the chosen K
+  std::optional<bool> verified;               // null when no transfers were kept
+  // `tacos` with the portfolio: the candidate whose schedule was kept, "tacos" (the greedy) or
+  // a baseline's name (then Algorithm::synthesizer is "tacos/NAME"); empty when none ran.
+  std::string portfolio_winner;
+  // `tacos`: why the portfolio did not run ("--portfolio off", "--time-only", over the
+  // budget); empty when it ran, and for baselines.
+  std::string portfolio_skipped;
+  // `tacos`: the TACOS greedy's own time (what --portfolio off reports).
+  Time greedy_time = 0;
+};
+
+// Baseline runs already made for the same request (by name), e.g. the rows of a comparison:
+// the portfolio takes them instead of building them again.
+using KnownRuns = std::map<std::string, const SynthesisRun*>;
+
+// Runs the request on `network` (switch devices planned through; unwind first for the TACOS
+// paper's model). Every kept schedule passes verify_algorithm with exactly the reported time,
+// else VerificationFailure. Throws UnknownAlgorithm, and Error when the request is invalid or
+// NPUs cannot reach each other. A baseline that does not apply returns with skipped_reason.
+SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request,
+                        const KnownRuns* known = nullptr);
+
+// Why the portfolio would not run for `collective` (its K the first one tried) on `network`,
+// or nullopt.
+std::optional<std::string> portfolio_skip_reason(const Topology& network,
+                                                 const Collective& collective,
+                                                 const SynthesisOptions& options);
+
+}  // namespace tacos

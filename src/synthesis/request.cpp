@@ -1,0 +1,271 @@
+// The library's one synthesis request (request.h): the registry, the K search and the portfolio.
+#include "tacos/synthesis/request.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/common/error.h"
+#include "tacos/synthesis/baselines.h"
+
+namespace tacos {
+namespace {
+
+using Kind = CollectiveKind;
+
+double seconds_since(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+bool rooted(CollectiveKind kind) { return kind == Kind::kBroadcast || kind == Kind::kReduce; }
+
+// One algorithm at one K, verified.
+SynthesisRun run_once(const AlgorithmInfo& info, const Topology& network,
+                      const Collective& collective, const SynthesisOptions& options) {
+  SynthesisRun run;
+  run.name = info.name;
+  if (info.name == "tacos") {
+    run.result = synthesize_tacos(network, collective, options);
+  } else {
+    const Baseline baseline = parse_baseline(info.name);
+    if (!options.keep_transfers) throw Error("--time-only applies to --algorithm tacos only");
+    run.skipped_reason = baseline_inapplicable(baseline, network, collective);
+    if (run.skipped_reason) return run;
+    const auto started = std::chrono::steady_clock::now();
+    run.result.algorithm = synthesize_baseline(baseline, network, collective, options.link_model);
+    run.result.seconds = seconds_since(started);
+    run.result.collective_time = run.result.algorithm.collective_time;
+    run.result.transfers = static_cast<std::int64_t>(run.result.algorithm.transfers().size());
+    run.result.seed = options.seed;
+  }
+  if (options.keep_transfers) {
+    const VerifyResult check = verify_algorithm(run.result.algorithm, network, options.link_model);
+    if (!check.ok || check.collective_time != run.result.collective_time)
+      throw VerificationFailure(
+          info.name + ": internal check failed, the algorithm does not verify: " +
+          (check.ok ? std::string("replayed time differs from the reported time") : check.error));
+    run.verified = true;
+  }
+  return run;
+}
+
+// The request's K, or the search over K = 1, 2, 4, ... (SynthesisRequest::auto_chunks).
+SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
+                           const SynthesisRequest& request) {
+  if (!request.auto_chunks)
+    return run_once(info, network, request.collective_at(network.npus(), request.chunks_per_npu),
+                    request.options);
+  constexpr double kTransferBudget = 2e6;
+  constexpr double kMinGain = 0.005;  // a doubling must win at least this much to count
+  std::optional<SynthesisRun> best;
+  double seconds = 0;
+  int without_gain = 0;
+  const Collective probe = request.collective_at(network.npus(), 1);
+  for (int k = 1; k <= (1 << 20); k *= 2) {
+    const double pieces = rooted(probe.kind()) ? k : static_cast<double>(probe.num_members()) * k;
+    if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
+    // Transfers grow with members x chunks (every member needs nearly every chunk).
+    const double estimate = static_cast<double>(probe.num_members()) * pieces;
+    if (k > 1 && estimate > kTransferBudget) break;
+    SynthesisRun run =
+        run_once(info, network, request.collective_at(network.npus(), k), request.options);
+    seconds += run.result.seconds;
+    if (run.skipped_reason) return run;
+    const bool gain =
+        !best || static_cast<double>(run.result.collective_time) <
+                     (1 - kMinGain) * static_cast<double>(best->result.collective_time);
+    if (!best || run.result.collective_time < best->result.collective_time) best = std::move(run);
+    if (gain)
+      without_gain = 0;
+    else if (++without_gain == 2)
+      break;
+  }
+  best->result.seconds = seconds;
+  return std::move(*best);
+}
+
+double mean_member_hops(const Topology& network, const Collective& collective) {
+  // 0-1 BFS from each member: entering an NPU is a hop (a relay), crossing a switch is not (the
+  // baselines send NPU to NPU through switches as one message).
+  const int n = collective.num_members();
+  if (n < 2) return 1;
+  std::vector<int> distance(network.devices());
+  std::vector<char> done(network.devices());
+  std::deque<DeviceId> queue;
+  double total = 0;
+  for (const NpuId from : collective.members()) {
+    std::fill(distance.begin(), distance.end(), -1);
+    std::fill(done.begin(), done.end(), 0);
+    distance[from] = 0;
+    queue.assign(1, from);
+    while (!queue.empty()) {
+      const DeviceId u = queue.front();
+      queue.pop_front();
+      if (done[u]) continue;
+      done[u] = 1;
+      for (const LinkId id : network.out_links(u)) {
+        const DeviceId v = network.link(id).dst;
+        const int step = network.is_switch(v) ? 0 : 1;
+        if (distance[v] >= 0 && distance[v] <= distance[u] + step) continue;
+        distance[v] = distance[u] + step;
+        if (step == 0)
+          queue.push_front(v);
+        else
+          queue.push_back(v);
+      }
+    }
+    for (const NpuId to : collective.members())
+      if (to != from && distance[to] > 0) total += distance[to];
+  }
+  return total / (static_cast<double>(n) * (n - 1));
+}
+
+std::vector<AlgorithmInfo> make_registry() {
+  const std::vector<Kind> every{Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce,
+                                Kind::kBroadcast, Kind::kReduce,        Kind::kGather,
+                                Kind::kScatter,   Kind::kAllToAll};
+  const std::vector<Kind> gather_scatter{Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce};
+  return {
+      {"tacos",
+       "the TACOS greedy time-expanded-network matching; with the portfolio the fastest of it "
+       "and every applicable baseline",
+       every},
+      {"ring", "NCCL-style ring (rail rings on DGX clusters), pipelined K pieces per step", every},
+      {"direct", "every NPU sends to every other (routed hop by hop)", every},
+      {"rhd", "recursive halving-doubling (a power-of-two NPU count)", gather_scatter},
+      {"dbt",
+       "NCCL's double binary tree, pipelined chunk by chunk",
+       {Kind::kAllReduce, Kind::kBroadcast, Kind::kReduce}},
+      {"hierarchical",
+       "per dimension of a multi-dimensional topology (BlueConnect); leaf relay on fat-trees",
+       gather_scatter},
+      {"biring", "bidirectional ring: every piece halfway round each way", gather_scatter},
+  };
+}
+
+}  // namespace
+
+bool AlgorithmInfo::applies_to(CollectiveKind kind) const {
+  return std::find(collectives.begin(), collectives.end(), kind) != collectives.end();
+}
+
+const std::vector<AlgorithmInfo>& algorithm_registry() {
+  static const std::vector<AlgorithmInfo> registry = make_registry();
+  return registry;
+}
+
+std::string algorithm_names_text() {
+  const auto& registry = algorithm_registry();
+  std::string text;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    if (i > 0) text += i + 1 == registry.size() ? " or " : ", ";
+    text += registry[i].name;
+  }
+  return text;
+}
+
+const AlgorithmInfo& find_algorithm(std::string_view name) {
+  for (const AlgorithmInfo& info : algorithm_registry())
+    if (info.name == name) return info;
+  std::string quoted = "'";
+  quoted.append(name);
+  quoted += "'";
+  throw UnknownAlgorithm("unknown algorithm " + quoted + " (expected " + algorithm_names_text() +
+                         ")");
+}
+
+Collective SynthesisRequest::collective_at(int npus, int k) const {
+  return Collective::make(collective, npus, size, k, members, root);
+}
+
+std::optional<std::string> portfolio_skip_reason(const Topology& network,
+                                                 const Collective& collective,
+                                                 const SynthesisOptions& options) {
+  if (!options.keep_transfers) return std::string("--time-only (baselines need transfer lists)");
+  const double n = collective.num_members();
+  const double messages = (rooted(collective.kind()) ? n : n * n) * collective.chunks_per_npu();
+  // Hops are at least 1: no need to measure them when the messages alone are over the budget.
+  const double hops = messages > kPortfolioBudget ? 1 : mean_member_hops(network, collective);
+  const double estimate = messages * hops;
+  if (estimate > kPortfolioBudget) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "%s x hops = %.0f estimated baseline transfers > %.0f, the portfolio's budget",
+                  rooted(collective.kind()) ? "N x K" : "N x N x K", estimate, kPortfolioBudget);
+    return std::string(text);
+  }
+  return std::nullopt;
+}
+
+SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request,
+                        const KnownRuns* known) {
+  const AlgorithmInfo& info = find_algorithm(request.algorithm);
+  SynthesisRun greedy = search_chunks(info, network, request);
+  if (info.name != "tacos") return greedy;
+  greedy.greedy_time = greedy.result.collective_time;
+  if (!request.portfolio) {
+    greedy.portfolio_skipped = "--portfolio off";
+    return greedy;
+  }
+  const int first_k = request.auto_chunks ? 1 : request.chunks_per_npu;
+  if (const auto reason = portfolio_skip_reason(
+          network, request.collective_at(network.npus(), first_k), request.options)) {
+    greedy.portfolio_skipped = *reason;
+    return greedy;
+  }
+  // Candidates in registry order; strictly faster wins, so ties keep the earlier one.
+  std::optional<SynthesisRun> built;  // the fastest baseline built here
+  const SynthesisRun* best = &greedy;
+  std::string winner = "tacos";
+  double seconds = greedy.result.seconds;
+  for (const AlgorithmInfo& candidate : algorithm_registry()) {
+    if (candidate.name == "tacos") continue;
+    const SynthesisRun* run = nullptr;
+    SynthesisRun own;
+    if (known) {
+      const auto it = known->find(candidate.name);
+      if (it != known->end()) run = it->second;
+    }
+    if (!run) {
+      const auto started = std::chrono::steady_clock::now();
+      try {
+        own = search_chunks(candidate, network, request);
+      } catch (const VerificationFailure&) {
+        throw;  // a bug, never hidden behind the greedy
+      } catch (const Error&) {
+        // A baseline that cannot be built here (e.g. NPUs it cannot route between) is simply
+        // no candidate; the greedy's own result stands.
+        seconds += seconds_since(started);
+        continue;
+      }
+      seconds += own.result.seconds;
+      run = &own;
+    }
+    if (run->skipped_reason || run->result.collective_time >= best->result.collective_time)
+      continue;
+    winner = candidate.name;
+    if (run == &own) {
+      built = std::move(own);
+      best = &*built;
+    } else {
+      best = run;
+    }
+  }
+  if (winner == "tacos") {
+    greedy.portfolio_winner = winner;
+    greedy.result.seconds = seconds;
+    return greedy;
+  }
+  // The winner is either the baseline built here last or a known run (copied).
+  SynthesisRun kept = built && best == &*built ? std::move(*built) : *best;
+  kept.name = "tacos";
+  kept.portfolio_winner = winner;
+  kept.greedy_time = greedy.greedy_time;
+  kept.result.algorithm.synthesizer = "tacos/" + winner;
+  kept.result.seconds = seconds;
+  return kept;
+}
+
+}  // namespace tacos
