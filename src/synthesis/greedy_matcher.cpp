@@ -240,6 +240,8 @@ void GreedyMatcher::queue_link(LinkId link, std::vector<LinkId>& queue) {
   queue.push_back(link);
 }
 
+void GreedyMatcher::queue_link(LinkId link) { queue_link(link, queued_); }
+
 void GreedyMatcher::receive(NpuId npu, ChunkId chunk, std::vector<LinkId>& queue) {
   logs_.push(npu, chunk);
   // New data at `npu`: its idle out-links may have something to send again.
