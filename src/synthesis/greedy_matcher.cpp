@@ -1,17 +1,14 @@
 #include "greedy_matcher.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
+#include <optional>
 #include <queue>
-#include <span>
-#include <system_error>
-#include <thread>
 
+#include "matcher/two_threads.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
-#include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 namespace {
@@ -44,29 +41,68 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   chunks_ = collective.num_chunks();
   members_ = collective.num_members();
   relays_ = !unicast_ && members_ < npus_;
-  // A portfolio over trials on switch fabrics: even seeds look further down the source's log
-  // for the rarest chunk (better for rooted collectives on some fabrics, worse on others).
-  // A broadcast root holds every chunk from the start: look further down its log for the rarest.
-  window_capacity_ =
-      unicast_ || kind == CollectiveKind::kBroadcast || (topology.switches() > 0 && seed % 2 == 0)
-          ? kMaxWindow
-          : 8;
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
 
+  build_links(topology, collective.chunk_bytes());
+  if (unicast_) {
+    holder_.assign(chunks_, -1);
+    moving_.assign(chunks_, 0);
+    destination_.assign(chunks_, -1);
+  } else {
+    // A bit per NPU and chunk (twice on heterogeneous links): say so before allocating it.
+    constexpr double kMaxBits = 34359738368.0;  // 2^35 bits, 4 GiB
+    if (static_cast<double>(npus_) * chunks_ > kMaxBits)
+      throw Error("synthesize: " + std::to_string(npus_) + " NPUs x " + std::to_string(chunks_) +
+                  " chunks need " +
+                  std::to_string(static_cast<long long>(static_cast<double>(npus_) * chunks_ / 8 /
+                                                        (1 << 30))) +
+                  " GiB of chunk bitsets, more than the 4 GiB limit (use fewer chunks per NPU)");
+    has_.resize(npus_, chunks_);
+    if (std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(), 1) !=
+        heterogeneous_ingress_.end())
+      pending_.resize(npus_, chunks_);
+  }
+  if (unicast_ || relays_) compute_distances();
+  choice_.init(collective, npus_, links_.size(), seed, unicast_, topology.switches() > 0,
+               switch_routes_);
+  if (switch_routes_ && !unicast_) {
+    domains_.init(topology, links_, in_begin_, ports_, chunks_);
+    if (topology.multicast_switches() > 0) fanout_.init(topology, links_, ports_);
+  }
+  logs_.init(npus_, chunks_);
+  // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
+  if (!unicast_ && !relays_) {
+    logs_.reserve_each(chunks_);
+    // Each NPU receives every chunk it lacks exactly once (plus rare overtaken copies).
+    if (keep_transfers_) records_.reserve(static_cast<std::size_t>(npus_ - 1) * chunks_);
+  }
+  const std::size_t match_links = links_.size();
+  windows_.init(match_links, choice_.window_capacity());
+  link_state_.assign(match_links, LinkState::kIdle);
+  // Threads only where picks are independent across destinations: copy chunks, no relays,
+  // no in-flight arrival map (uniform in-links everywhere).
+  const bool independent = !unicast_ && !relays_ && !switch_routes_ &&
+                           std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(),
+                                     1) == heterogeneous_ingress_.end();
+  match_threads_ = independent && !choice_.counts_holders() && threads > 1 ? 2 : 1;
+  idle_out_.resize(npus_);
+}
+
+void GreedyMatcher::build_links(const Topology& topology, Bytes chunk_bytes) {
   // Links renumbered by (destination, source): the matching goes destination by destination,
   // so every per-link array below is then read front to back.
   const int links = topology.num_links();
-  const Bytes chunk_bytes = collective.chunk_bytes();
   links_.reserve(links);
   for (LinkId l = 0; l < links; ++l) {
     const Link& link = topology.link(l);
     if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
     const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
     links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
-                               link_busy_time(model, link.latency_ps, serialization), 0});
+                               link_busy_time(model_, link.latency_ps, serialization), 0});
   }
-  if (topology.switches() > 0) add_switch_routes(topology, chunk_bytes);
+  if (topology.switches() > 0)
+    switch_routes_ = ports_.add_routes(topology, model_, chunk_bytes, links_);
   std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
     return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
   });
@@ -87,297 +123,18 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
     for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
       if (links_[l].arrival_delay != links_[in_begin_[v]].arrival_delay)
         heterogeneous_ingress_[v] = 1;
-
-  if (unicast_) {
-    holder_.assign(chunks_, -1);
-    moving_.assign(chunks_, 0);
-    destination_.assign(chunks_, -1);
-  } else {
-    // A bit per NPU and chunk (twice on heterogeneous links): say so before allocating it.
-    constexpr double kMaxBits = 34359738368.0;  // 2^35 bits, 4 GiB
-    if (static_cast<double>(npus_) * chunks_ > kMaxBits)
-      throw Error("synthesize: " + std::to_string(npus_) + " NPUs x " + std::to_string(chunks_) +
-                  " chunks need " +
-                  std::to_string(static_cast<long long>(static_cast<double>(npus_) * chunks_ / 8 /
-                                                        (1 << 30))) +
-                  " GiB of chunk bitsets, more than the 4 GiB limit (use fewer chunks per NPU)");
-    has_.resize(npus_, chunks_);
-    if (std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(), 1) !=
-        heterogeneous_ingress_.end())
-      pending_.resize(npus_, chunks_);
-  }
-  if (unicast_ || relays_) compute_distances();
-  // Rarest chunk first, seeded random among equals: a broadcast root then sends a new chunk on
-  // every link instead of one chunk twice, and one trial is as good as many (docs/quality.md,
-  // "Measured choices"). Scoring each pick costs a good part of the synthesis time
-  // (docs/performance.md, "Measured costs"), so beyond kRarestFirstNpus NPUs copy collectives other
-  // than Broadcast draw uniformly.
-  if (!unicast_ && !switch_routes_ &&
-      (kind == CollectiveKind::kBroadcast || npus_ <= kRarestFirstNpus))
-    holders_.assign(chunks_, 0);
-  if (switch_routes_ && !unicast_) {
-    find_fast_domains();
-    holders_.assign(chunks_, 0);
-    sole_holdings_.assign(npus_, 0);
-    for (ChunkId c = 0; c < chunks_; ++c)
-      if (collective_.sources(c).size() == 1) ++sole_holdings_[collective_.sources(c)[0]];
-    if (topology.multicast_switches() > 0) find_multicast_ports();
-  }
-  // A link offers its source's own chunks before relayed ones: its destination gets a relayed
-  // chunk from that chunk's source too (on a fully connected fabric directly, one step later),
-  // so relaying first costs a step where none is needed (docs/quality.md, "Measured choices").
-  if (!unicast_ && !switch_routes_) {
-    origin_.assign(chunks_, -1);
-    for (ChunkId c = 0; c < chunks_; ++c)
-      if (collective_.sources(c).size() == 1) origin_[c] = collective_.sources(c)[0];
-  }
-  logs_.init(npus_, chunks_);
-  // Every NPU ends up holding every chunk of an all-NPU copy collective: size the logs once.
-  if (!unicast_ && !relays_) {
-    logs_.reserve_each(chunks_);
-    // Each NPU receives every chunk it lacks exactly once (plus rare overtaken copies).
-    if (keep_transfers_) records_.reserve(static_cast<std::size_t>(npus_ - 1) * chunks_);
-  }
-  const std::size_t match_links = links_.size();
-  cursor_.assign(match_links, 0);
-  window_.assign(match_links * window_capacity_, WindowSlot{0, 0});
-  window_size_.assign(match_links, 0);
-  link_state_.assign(match_links, LinkState::kIdle);
-  draws_.assign(match_links, 0);
-  // Threads only where picks are independent across destinations: copy chunks, no relays,
-  // no in-flight arrival map (uniform in-links everywhere).
-  const bool independent = !unicast_ && !relays_ && !switch_routes_ &&
-                           std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(),
-                                     1) == heterogeneous_ingress_.end();
-  match_threads_ = independent && holders_.empty() && threads > 1 ? 2 : 1;
-  idle_out_.resize(npus_);
-}
-
-void GreedyMatcher::add_switch_routes(const Topology& topology, Bytes chunk_bytes) {
-  const SwitchRoutes& routes = topology.switch_routes();
-  if (routes.num_switch_pairs() == 0) return;
-  switch_routes_ = true;
-  port_free_.assign(topology.num_links(), 0);
-  port_wake_at_.assign(topology.num_links(), -1);
-  port_waiters_.resize(topology.num_links());
-  std::vector<Time> serialization(topology.num_links());
-  for (LinkId l = 0; l < topology.num_links(); ++l)
-    serialization[l] = serialization_time(chunk_bytes, topology.link(l).bandwidth_gbps);
-  auto route_delay = [&](std::span<const LinkId> route) {
-    Time delay = 0;
-    for (LinkId hop : route) delay += topology.link(hop).latency_ps + serialization[hop];
-    return delay;
-  };
-
-  // Fast domains (see find_fast_domains): the switch an NPU's fastest in-routes come down from.
-  constexpr Time kNever = std::numeric_limits<Time>::max();
-  std::vector<Time> fastest(npus_, kNever);
-  std::vector<DeviceId> domain(npus_, -1);  // a switch id, or -1
-  std::vector<char> mixed(npus_, 0);
-  for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const Link& link = topology.link(l);
-    if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
-    const Time delay = link.latency_ps + serialization[l];
-    if (delay <= fastest[link.dst]) mixed[link.dst] = 1;  // a direct link is among the fastest
-    fastest[link.dst] = std::min(fastest[link.dst], delay);
-  }
-  for (NpuId src = 0; src < npus_; ++src) {
-    const auto peers = routes.switch_peers(src);
-    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      const auto route = routes.switch_route(src, p);
-      const NpuId dst = peers[p];
-      const Time delay = route_delay(route);
-      const DeviceId last = topology.link(route.back()).src;
-      if (delay < fastest[dst]) {
-        fastest[dst] = delay;
-        domain[dst] = last;
-        mixed[dst] = 0;
-      } else if (delay == fastest[dst] && domain[dst] != last) {
-        mixed[dst] = 1;
-      }
-    }
-  }
-  for (NpuId v = 0; v < npus_; ++v)
-    if (mixed[v]) domain[v] = -1;
-  // Position of each NPU among its domain's members (ids ascending).
-  std::vector<int> position(npus_, 0);
-  {
-    std::vector<int> count(topology.devices(), 0);
-    for (NpuId v = 0; v < npus_; ++v)
-      if (domain[v] >= 0) position[v] = count[domain[v]]++;
-  }
-  // A slower route into a domain is kept to one member per (sender, domain): the fewest hops,
-  // then the member at the sender's own position (the same rail of a DGX cluster), then the
-  // lowest id. The rest of the domain gets the chunk over its fast switch, so the slow fabric
-  // carries each chunk into a domain once (NCCL's PXN does the same) and the matcher has
-  // (NPUs x domains) rather than NPUs^2 slow routes to consider.
-  std::vector<int> chosen(topology.devices(), -1);  // per domain switch: peer index
-  std::vector<DeviceId> touched;
-  for (NpuId src = 0; src < npus_; ++src) {
-    const auto peers = routes.switch_peers(src);
-    auto better = [&](int p, int q) {
-      const auto rp = routes.switch_route(src, p), rq = routes.switch_route(src, q);
-      if (rp.size() != rq.size()) return rp.size() < rq.size();
-      const bool p_match = position[peers[p]] == position[src];
-      const bool q_match = position[peers[q]] == position[src];
-      if (p_match != q_match) return p_match;
-      return peers[p] < peers[q];
-    };
-    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      const NpuId dst = peers[p];
-      const DeviceId d = domain[dst];
-      if (d < 0 || d == domain[src] || route_delay(routes.switch_route(src, p)) == fastest[dst])
-        continue;
-      if (chosen[d] < 0) touched.push_back(d);
-      if (chosen[d] < 0 || better(p, chosen[d])) chosen[d] = p;
-    }
-    for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
-      const NpuId dst = peers[p];
-      const DeviceId d = domain[dst];
-      const auto route = routes.switch_route(src, p);
-      if (d >= 0 && d != domain[src] && route_delay(route) != fastest[dst] && chosen[d] != p)
-        continue;
-      MatchLink link{src, dst, 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
-      Time offset = 0;
-      for (LinkId hop : route) {
-        const Link& physical = topology.link(hop);
-        hops_.push_back(
-            Hop{hop, offset, link_busy_time(model_, physical.latency_ps, serialization[hop])});
-        offset += physical.latency_ps + serialization[hop];
-      }
-      link.hops_end = static_cast<std::int32_t>(hops_.size());
-      link.arrival_delay = offset;
-      link.busy_delay = hops_[link.hops_begin].busy;
-      links_.push_back(link);
-    }
-    for (DeviceId d : touched) chosen[d] = -1;
-    touched.clear();
-  }
-}
-
-void GreedyMatcher::find_fast_domains() {
-  // Domain of v: the switch its fastest in-links (all switch routes) come down from, when
-  // they all come down from the same one.
-  std::vector<DeviceId> last_switch(npus_, -1);
-  domain_of_.assign(npus_, -1);
-  std::vector<int> domain_index(topology_.devices(), -1);
-  int domains = 0;
-  for (NpuId v = 0; v < npus_; ++v) {
-    if (in_begin_[v] == in_begin_[v + 1]) continue;
-    std::uint16_t fastest = std::numeric_limits<std::uint16_t>::max();
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      fastest = std::min(fastest, links_[l].delay_rank);
-    DeviceId domain_switch = -1;
-    bool single = true;
-    for (int l = in_begin_[v]; l < in_begin_[v + 1] && single; ++l) {
-      if (links_[l].delay_rank != fastest) continue;
-      if (links_[l].hops_begin < 0) {
-        single = false;
-        break;
-      }
-      const DeviceId s = topology_.link(hops_[links_[l].hops_end - 1].link).src;
-      if (domain_switch >= 0 && s != domain_switch) single = false;
-      domain_switch = s;
-    }
-    if (!single || domain_switch < 0) continue;
-    if (domain_index[domain_switch] < 0) domain_index[domain_switch] = domains++;
-    domain_of_[v] = domain_index[domain_switch];
-  }
-  if (domains == 0) {
-    domain_of_.clear();
-    return;
-  }
-  slow_link_.assign(links_.size(), 0);
-  bool any_slow = false;
-  for (NpuId v = 0; v < npus_; ++v) {
-    if (domain_of_[v] < 0) continue;
-    std::uint16_t fastest = std::numeric_limits<std::uint16_t>::max();
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      fastest = std::min(fastest, links_[l].delay_rank);
-    for (int l = in_begin_[v]; l < in_begin_[v + 1]; ++l)
-      if (links_[l].delay_rank != fastest) slow_link_[l] = any_slow = true;
-  }
-  if (!any_slow) {
-    domain_of_.clear();
-    slow_link_.clear();
-    return;
-  }
-  covered_.resize(domains, chunks_);
-}
-
-bool GreedyMatcher::hops_free(LinkId link, Time now) {
-  const MatchLink& l = links_[link];
-  for (std::int32_t h = l.hops_begin; h < l.hops_end; ++h) {
-    const Hop& hop = hops_[h];
-    if (port_free_[hop.link] <= now + hop.offset) continue;
-    const Time wake = port_free_[hop.link] - hop.offset;
-    if (port_wake_at_[hop.link] < now || wake < port_wake_at_[hop.link]) {
-      port_wake_at_[hop.link] = wake;
-      schedule(wake, kPortEventBit | static_cast<std::uint32_t>(hop.link));
-    }
-    port_waiters_[hop.link].push_back(link);
-    return false;
-  }
-  return true;
-}
-
-void GreedyMatcher::reserve_hops(LinkId link, Time now) {
-  const MatchLink& l = links_[link];
-  for (std::int32_t h = l.hops_begin; h < l.hops_end; ++h)
-    port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
-}
-
-void GreedyMatcher::find_multicast_ports() {
-  multicast_port_.assign(links_.size(), -1);
-  port_fanout_.assign(topology_.num_links(), {});
-  bool any = false;
-  for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) {
-    const MatchLink& link = links_[l];
-    if (link.hops_begin < 0 || link.hops_end - link.hops_begin < 2) continue;
-    const LinkId port = hops_[link.hops_begin].link;
-    if (!topology_.is_multicast(topology_.link(port).dst)) continue;
-    multicast_port_[l] = port;
-    port_fanout_[port].push_back(l);
-    any = true;
-  }
-  if (!any) {
-    multicast_port_.clear();
-    port_fanout_.clear();
-  }
 }
 
 void GreedyMatcher::mark_on_way(NpuId dst, ChunkId chunk, Time arrival) {
-  if (!holders_.empty() && ++holders_[chunk] == 2 && !sole_holdings_.empty() &&
-      collective_.sources(chunk).size() == 1)
-    --sole_holdings_[collective_.sources(chunk)[0]];
+  choice_.count_new_holder(chunk);
   if (heterogeneous_ingress_[dst]) {
     pending_.set(dst, chunk);
-    note_coming(dst, chunk);
+    domains_.note_coming(dst, chunk);
     auto [it, inserted] = pending_arrival_.try_emplace(pair_key(dst, chunk), arrival);
     if (!inserted) it->second = std::min(it->second, arrival);
   } else {
     has_.set(dst, chunk);
-    note_coming(dst, chunk);
-  }
-}
-
-void GreedyMatcher::add_multicast_members(LinkId link, ChunkId chunk, Time now) {
-  // Every other route of the sender through the same entry port: it joins when its receiver
-  // can use the chunk and each of its later hops (the switch's out-port and beyond) is free
-  // when the copy gets there, so the plan still never queues.
-  for (LinkId m : port_fanout_[multicast_port_[link]]) {
-    if (m == link) continue;
-    const MatchLink& member = links_[m];
-    const Time arrival = now + member.arrival_delay;
-    if (!offerable(m, chunk, arrival)) continue;
-    bool free = true;
-    for (std::int32_t h = member.hops_begin + 1; h < member.hops_end && free; ++h)
-      free = port_free_[hops_[h].link] <= now + hops_[h].offset;
-    if (!free) continue;
-    for (std::int32_t h = member.hops_begin + 1; h < member.hops_end; ++h)
-      port_free_[hops_[h].link] = now + hops_[h].offset + hops_[h].busy;
-    mark_on_way(member.dst, chunk, arrival);
-    member_links_.push_back(m);
+    domains_.note_coming(dst, chunk);
   }
 }
 
@@ -450,8 +207,8 @@ void GreedyMatcher::seed_initial_holdings() {
     for (ChunkId c = 0; c < chunks_; ++c) {
       for (NpuId src : collective_.sources(c)) {
         has_.set(src, c);
-        note_coming(src, c);
-        if (!holders_.empty()) ++holders_[c];
+        domains_.note_coming(src, c);
+        choice_.count_initial_holder(c);
         logs_.push(src, c);
       }
       for (NpuId dst : collective_.destinations(c))
@@ -477,10 +234,20 @@ void GreedyMatcher::schedule(Time time, std::uint32_t event) {
   it->second.push_back(event);
 }
 
-void GreedyMatcher::queue_link(LinkId link) {
+void GreedyMatcher::queue_link(LinkId link, std::vector<LinkId>& queue) {
   if (link_state_[link] == LinkState::kQueued) return;
   link_state_[link] = LinkState::kQueued;
-  queued_.push_back(link);
+  queue.push_back(link);
+}
+
+void GreedyMatcher::queue_link(LinkId link) { queue_link(link, queued_); }
+
+void GreedyMatcher::receive(NpuId npu, ChunkId chunk, std::vector<LinkId>& queue) {
+  logs_.push(npu, chunk);
+  // New data at `npu`: its idle out-links may have something to send again.
+  for (LinkId l : idle_out_[npu])
+    if (link_state_[l] == LinkState::kIdle) queue_link(l, queue);
+  idle_out_[npu].clear();
 }
 
 void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
@@ -490,7 +257,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
     reached_destination = npu == destination_[chunk];
   } else {
     has_.set(npu, chunk);
-    note_coming(npu, chunk);
+    domains_.note_coming(npu, chunk);
     reached_destination = member_index_[npu] >= 0;
     if (relays_ && reached_destination) lacking_.reset(chunk, member_index_[npu]);
   }
@@ -501,11 +268,7 @@ void GreedyMatcher::deliver(NpuId npu, ChunkId chunk, Time now) {
       progress_(1.0 - static_cast<double>(remaining_) / static_cast<double>(total_needed_));
     if (unicast_) return;  // a unicast chunk at its destination goes nowhere else
   }
-  logs_.push(npu, chunk);
-  // New data at `npu`: its idle out-links may have something to send again.
-  for (LinkId l : idle_out_[npu])
-    if (link_state_[l] == LinkState::kIdle) queue_link(l);
-  idle_out_[npu].clear();
+  receive(npu, chunk, queued_);
 }
 
 bool GreedyMatcher::useful(LinkId link, ChunkId chunk) const {
@@ -524,7 +287,7 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
   if (!useful(link, chunk)) return false;
   if (unicast_) return true;
   const NpuId v = links_[link].dst;
-  if (!slow_link_.empty() && slow_link_[link] && covered_.test(domain_of_[v], chunk)) return false;
+  if (domains_.covered(link, v, chunk)) return false;
   if (!pending(v, chunk)) return true;
   // Already on its way to v: only a faster delivery is worth a second copy.
   if (!heterogeneous_ingress_[v]) return false;
@@ -532,21 +295,22 @@ bool GreedyMatcher::offerable(LinkId link, ChunkId chunk, Time arrival) const {
   return it != pending_arrival_.end() && arrival < it->second;
 }
 
-ChunkId GreedyMatcher::find_replacement(const Flight& flight, Time now) {
+std::optional<ChunkId> GreedyMatcher::find_replacement(const Flight& flight, Time now) {
   // Only chunks the source already held when the transfer started: anything later would not
   // be causal.
   const NpuId source = links_[flight.link].src;
-  WindowSlot* window = &window_[static_cast<std::size_t>(flight.link) * window_capacity_];
-  for (int i = 0; i < window_size_[flight.link]; ++i) {
+  WindowSlot* window = windows_.window(flight.link);
+  std::uint8_t& size = windows_.size(flight.link);
+  for (int i = 0; i < size; ++i) {
     const WindowSlot slot = window[i];
     if (slot.position < flight.source_log_length && offerable(flight.link, slot.chunk, now)) {
-      window[i] = window[--window_size_[flight.link]];
+      window[i] = window[--size];
       return slot.chunk;
     }
   }
-  for (std::uint32_t i = cursor_[flight.link]; i < flight.source_log_length; ++i)
+  for (std::uint32_t i = windows_.cursor(flight.link); i < flight.source_log_length; ++i)
     if (offerable(flight.link, logs_.at(source, i), now)) return logs_.at(source, i);
-  return -1;
+  return std::nullopt;
 }
 
 void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
@@ -554,7 +318,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   free_flights_.push_back(flight_index);
   const NpuId v = links_[flight.link].dst;
   ChunkId chunk = flight.chunk;
-  if (model_ == LinkModel::kTacos && links_[flight.link].hops_begin < 0) queue_link(flight.link);
+  if (model_ == LinkModel::kTacos && !links_[flight.link].switch_route()) queue_link(flight.link);
   if (unicast_) {
     moving_[chunk] = 0;
     deliver(v, chunk, now);
@@ -563,11 +327,13 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   if (heterogeneous_ingress_[v] && has(v, chunk)) {
     // A faster path won: carry a replacement the source held at the start, if any (not in a
     // multicast message, whose copies all carry the same chunk).
-    chunk = flight.multicast ? -1 : find_replacement(flight, now);
-    if (chunk < 0) {
+    const std::optional<ChunkId> replacement =
+        flight.multicast ? std::nullopt : find_replacement(flight, now);
+    if (!replacement) {
       ++wasted_;
       return;
     }
+    chunk = *replacement;
     if (flight.record >= 0) records_[flight.record].chunk = chunk;
   }
   if (pending(v, chunk)) {
@@ -577,76 +343,22 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   deliver(v, chunk, now);
 }
 
-int GreedyMatcher::choose_from_window(LinkId link, const WindowSlot* window, int size) {
-  if (!unicast_ && holders_.empty()) {
-    if (!origin_.empty()) {
-      const NpuId src = links_[link].src;
-      int own = -1;
-      std::uint32_t owns = 0;
-      for (int i = 0; i < size; ++i)
-        if (origin_[window[i].chunk] == src && (++owns == 1 || draw(link, owns) == 0)) own = i;
-      if (own >= 0) return own;
-    }
-    return static_cast<int>(draw(link, static_cast<std::uint32_t>(size)));
-  }
-  // Rarest first on switch fabrics (a broadcast root keeps sending new chunks); for unicast
-  // the critical path first (the farthest destination). Seeded random among equals.
-  const NpuId src = links_[link].src;
-  auto score = [&](ChunkId c) -> std::int64_t {
-    if (unicast_) return remaining_distance(src, c);
-    // Own chunks first (see origin_), then the rarest.
-    const std::int64_t own = !origin_.empty() && origin_[c] == src ? std::int64_t{1} << 40 : 0;
-    return own - static_cast<std::int64_t>(holders_[c]);
-  };
-  if (switch_routes_) {
-    // Switch fabrics keep their one-pass reservoir draws, which their tests and tables pin down.
-    int best = 0;
-    std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
-    std::uint32_t ties = 0;
-    for (int i = 0; i < size; ++i) {
-      const std::int64_t s = score(window[i].chunk);
-      if (s > best_score) {
-        best_score = s;
-        best = i;
-        ties = 1;
-      } else if (s == best_score && draw(link, ++ties) == 0) {
-        best = i;
-      }
-    }
-    return best;
-  }
-  // One draw among the best-scoring entries (a draw per tie would cost a hash each).
-  std::array<std::int64_t, kMaxWindow> scores;
-  std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
-  std::uint32_t ties = 0;
-  for (int i = 0; i < size; ++i) {
-    scores[i] = score(window[i].chunk);
-    if (scores[i] > best_score) {
-      best_score = scores[i];
-      ties = 1;
-    } else if (scores[i] == best_score) {
-      ++ties;
-    }
-  }
-  std::uint32_t nth = ties > 1 ? draw(link, ties) : 0;
-  for (int i = 0; i < size; ++i)
-    if (scores[i] == best_score && nth-- == 0) return i;
-  return 0;
-}
-
-ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_size) {
+GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now) {
   const MatchLink& l = links_[link];
-  if (l.hops_begin >= 0 && !hops_free(link, now)) {
-    link_state_[link] = LinkState::kIdle;
-    return -2;
-  }
+  if (l.switch_route())
+    if (const auto wait = ports_.wait_for_hops(link, l, now)) {
+      if (wait->new_wake)
+        schedule(wait->free_at, kPortEventBit | static_cast<std::uint32_t>(wait->port));
+      link_state_[link] = LinkState::kIdle;
+      return {PickResult::kWaitsForPort};
+    }
   const Time arrival = now + l.arrival_delay;
-  WindowSlot* window = &window_[static_cast<std::size_t>(link) * window_capacity_];
-  int size = window_size_[link];
-  source_log_size = logs_.size(l.src);
-  std::uint32_t cursor = cursor_[link];
+  WindowSlot* window = windows_.window(link);
+  int size = windows_.size(link);
+  const std::uint32_t source_log_size = logs_.size(l.src);
+  std::uint32_t cursor = windows_.cursor(link);
   auto refill = [&] {
-    while (size < window_capacity_ && cursor < source_log_size) {
+    while (size < windows_.capacity() && cursor < source_log_size) {
       const ChunkId c = logs_.at(l.src, cursor);
       if (offerable(link, c, arrival)) window[size++] = WindowSlot{cursor, c};
       ++cursor;
@@ -656,7 +368,7 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
   // (v got them, they moved on, or they are on their way and this link only gets later).
   // Copy chunks are checked lazily, only when drawn: a uniform draw that rejects stale
   // entries is still uniform over the live ones, and it saves most of the memory traffic.
-  if (unicast_ || !holders_.empty()) {
+  if (choice_.ranks_window()) {
     for (int i = 0; i < size;) {
       if (offerable(link, window[i].chunk, arrival))
         ++i;
@@ -664,41 +376,30 @@ ChunkId GreedyMatcher::pick(LinkId link, Time now, std::uint32_t& source_log_siz
         window[i] = window[--size];
     }
   }
-  ChunkId chunk = -1;
-  while (true) {
+  std::optional<ChunkId> chunk;
+  while (!chunk) {
     refill();
     if (size == 0) break;
-    const int choice = choose_from_window(link, window, size);
+    const int choice = choice_.choose(link, l.src, window, size, [this](NpuId npu, ChunkId c) {
+      return remaining_distance(npu, c);
+    });
     const ChunkId candidate = window[choice].chunk;
     window[choice] = window[--size];
-    if (unicast_ || !holders_.empty() || offerable(link, candidate, arrival)) {
-      chunk = candidate;
-      break;
-    }
+    if (choice_.ranks_window() || offerable(link, candidate, arrival)) chunk = candidate;
   }
-  cursor_[link] = cursor;
-  window_size_[link] = static_cast<std::uint8_t>(size);
-  if (chunk < 0) {
+  windows_.cursor(link) = cursor;
+  windows_.size(link) = static_cast<std::uint8_t>(size);
+  if (!chunk) {
     link_state_[link] = LinkState::kIdle;
-    return -1;
+    return {PickResult::kNothingToSend};
   }
   link_state_[link] = LinkState::kBusy;
-  if (l.hops_begin >= 0) reserve_hops(link, now);
-  if (!holders_.empty() && ++holders_[chunk] == 2 && !sole_holdings_.empty() &&
-      collective_.sources(chunk).size() == 1)
-    --sole_holdings_[collective_.sources(chunk)[0]];
-  if (unicast_) {
-    moving_[chunk] = 1;
-  } else if (heterogeneous_ingress_[l.dst]) {
-    pending_.set(l.dst, chunk);
-    note_coming(l.dst, chunk);
-    auto [it, inserted] = pending_arrival_.try_emplace(pair_key(l.dst, chunk), arrival);
-    if (!inserted) it->second = std::min(it->second, arrival);
-  } else {
-    has_.set(l.dst, chunk);
-    note_coming(l.dst, chunk);
-  }
-  return chunk;
+  if (l.switch_route()) ports_.reserve(l, now);
+  if (unicast_)
+    moving_[*chunk] = 1;
+  else
+    mark_on_way(l.dst, *chunk, arrival);
+  return {PickResult::kSends, *chunk, source_log_size};
 }
 
 void GreedyMatcher::start(const Started& started, Time now) {
@@ -706,7 +407,7 @@ void GreedyMatcher::start(const Started& started, Time now) {
   const ChunkId chunk = started.chunk;
   const MatchLink& l = links_[link];
   const bool multicast = started.members_end > started.members_begin;
-  const std::int32_t group = multicast ? multicast_groups_++ : -1;
+  const std::int32_t group = multicast ? fanout_.new_group() : -1;
   // One transfer per receiver; a multicast message's copies share the start and the entry hop.
   auto fly = [&](LinkId on) {
     const MatchLink& route = links_[on];
@@ -732,8 +433,9 @@ void GreedyMatcher::start(const Started& started, Time now) {
     schedule(arrival, flight_index);
   };
   fly(link);
-  for (std::uint32_t k = started.members_begin; k < started.members_end; ++k) fly(member_links_[k]);
-  if (model_ == LinkModel::kAstra || l.hops_begin >= 0)
+  for (std::uint32_t k = started.members_begin; k < started.members_end; ++k)
+    fly(fanout_.member(k));
+  if (model_ == LinkModel::kAstra || l.switch_route())
     schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
 }
 
@@ -744,93 +446,90 @@ void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now, Ma
   for (std::size_t i = begin; i < end; ++i) {
     if (i + kAhead < end) prefetch_link(sort_keys_[i + kAhead].second);
     const LinkId link = sort_keys_[i].second;
-    std::uint32_t source_log_size = 0;
-    const auto members_begin = static_cast<std::uint32_t>(member_links_.size());
-    const ChunkId chunk = pick(link, now, source_log_size);
-    if (chunk == -2) continue;  // waits on a hop of its switch route
-    if (chunk < 0)
-      out.idle.push_back(link);
-    else
-      out.started.push_back(Started{link, chunk, source_log_size, members_begin,
-                                    static_cast<std::uint32_t>(member_links_.size())});
+    const Pick pick_result = pick(link, now);
+    switch (pick_result.result) {
+      case PickResult::kSends:
+        out.started.push_back(Started{link, pick_result.chunk, pick_result.source_log_size});
+        break;
+      case PickResult::kNothingToSend:
+        out.idle.push_back(link);
+        break;
+      case PickResult::kWaitsForPort:  // queued again when the port frees
+        break;
+    }
   }
 }
 
 void GreedyMatcher::match_queued_links(Time now) {
-  // Links into the same NPU compete for its needs: offer them fastest first (the earliest
-  // arrival wins), in seeded random order among equals. Links into different NPUs do not
-  // interact, so they go NPU by NPU, which keeps each NPU's state bits in cache.
   const std::size_t count = queued_.size();
   if (count == 0) return;
   ++rounds_;
   sort_keys_.resize(count);
-  if (switch_routes_) {
-    // Links share switch ports here, so one round is a matching of free sender ports to free
-    // receiver ports. Going destination by destination leaves ports unmatched every round;
-    // offering whole shifts (every NPU u to u + s, fastest links first, shifts from a seeded
-    // offset) gives permutations, a perfect matching wherever every link has something useful.
-    const std::uint64_t offset = mix(seed_ ^ (rounds_ << 20)) % static_cast<std::uint64_t>(npus_);
-    for (std::size_t i = 0; i < count; ++i) {
-      const LinkId l = queued_[i];
-      const std::uint64_t shift =
-          (static_cast<std::uint64_t>(links_[l].dst - links_[l].src + 2 * npus_) + offset) %
-          static_cast<std::uint64_t>(npus_);
-      // Senders that alone hold some chunk (a broadcast root) go first: their port is what
-      // every other NPU waits on.
-      const std::uint64_t sole =
-          !sole_holdings_.empty() && sole_holdings_[links_[l].src] > 0 ? 0 : 1;
-      const std::uint64_t key =
-          (static_cast<std::uint64_t>(links_[l].delay_rank) << 48) | (sole << 47) | (shift << 20) |
-          (mix(seed_ ^ (rounds_ << 32) ^ static_cast<std::uint64_t>(l)) >> 44);
-      sort_keys_[i] = {key, l};
+  if (switch_routes_)
+    match_switch_round(now);
+  else
+    match_direct_round(now);
+}
+
+void GreedyMatcher::match_switch_round(Time now) {
+  const std::size_t count = queued_.size();
+  ports_.order_round(queued_, links_, choice_, seed_, rounds_, npus_, sort_keys_);
+  queued_.clear();
+  std::sort(sort_keys_.begin(), sort_keys_.end());
+  outputs_[0].clear();
+  match_range(0, count, now, outputs_[0]);
+  // Multicast fills what the round left free (multicast_fanout.h).
+  if (fanout_.active()) {
+    fanout_.clear_members();
+    for (Started& started : outputs_[0].started) {
+      if (!fanout_.enters_multicast(started.link)) continue;
+      started.members_begin = fanout_.members_end();
+      fanout_.add_members(
+          started.link, now, links_, ports_,
+          [&](LinkId m, Time arrival) { return offerable(m, started.chunk, arrival); },
+          [&](LinkId m, Time arrival) { mark_on_way(links_[m].dst, started.chunk, arrival); });
+      started.members_end = fanout_.members_end();
     }
-    queued_.clear();
-    std::sort(sort_keys_.begin(), sort_keys_.end());
-    outputs_[0].clear();
-    member_links_.clear();
-    match_range(0, count, now, outputs_[0]);
-    // Multicast fills what the round left free: each message through a multicast switch takes
-    // every receiver behind it that can still use its chunk and whose ports are free in time.
-    // After the round rather than at each pick, so that the round's matching of senders to
-    // receivers (rarest chunk first per sender) is the unicast one.
-    if (!multicast_port_.empty())
-      for (Started& started : outputs_[0].started) {
-        if (multicast_port_[started.link] < 0) continue;
-        started.members_begin = static_cast<std::uint32_t>(member_links_.size());
-        add_multicast_members(started.link, started.chunk, now);
-        started.members_end = static_cast<std::uint32_t>(member_links_.size());
-      }
-    for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
-    for (const Started& started : outputs_[0].started) start(started, now);
-    return;
   }
-  sort_keys_.resize(count);
+  for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
+  for (const Started& started : outputs_[0].started) start(started, now);
+}
+
+void GreedyMatcher::sort_by_destination() {
+  // Links into the same NPU compete for its needs: offer them fastest first (the earliest
+  // arrival wins), in seeded random order among equals. Links into different NPUs do not
+  // interact, so they go NPU by NPU, which keeps each NPU's state bits in cache.
+  const std::size_t count = queued_.size();
   for (std::size_t i = 0; i < count; ++i) {
     const LinkId l = queued_[i];
-    const std::uint64_t key =
-        (static_cast<std::uint64_t>(links_[l].dst) << 40) |
-        (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
-        (mix(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^ static_cast<std::uint64_t>(l)) >>
-         40);
+    const std::uint64_t key = (static_cast<std::uint64_t>(links_[l].dst) << 40) |
+                              (static_cast<std::uint64_t>(links_[l].delay_rank) << 24) |
+                              (mix64(seed_ ^ (static_cast<std::uint64_t>(rounds_) << 32) ^
+                                     static_cast<std::uint64_t>(l)) >>
+                               40);
     sort_keys_[i] = {key, l};
   }
   queued_.clear();
   if (count * 8 < static_cast<std::size_t>(npus_)) {
     std::sort(sort_keys_.begin(), sort_keys_.end());
-  } else {
-    // Counting sort by destination, then each (small) destination group by its key.
-    dst_offsets_.assign(npus_ + 1, 0);
-    for (const auto& [key, l] : sort_keys_) ++dst_offsets_[(key >> 40) + 1];
-    for (int v = 0; v < npus_; ++v) dst_offsets_[v + 1] += dst_offsets_[v];
-    sorted_keys_.resize(count);
-    std::vector<std::uint32_t> fill(dst_offsets_.begin(), dst_offsets_.end() - 1);
-    for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
-    for (int v = 0; v < npus_; ++v)
-      if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
-        std::sort(sorted_keys_.begin() + dst_offsets_[v],
-                  sorted_keys_.begin() + dst_offsets_[v + 1]);
-    sort_keys_.swap(sorted_keys_);
+    return;
   }
+  // Counting sort by destination, then each (small) destination group by its key.
+  dst_offsets_.assign(npus_ + 1, 0);
+  for (const auto& [key, l] : sort_keys_) ++dst_offsets_[(key >> 40) + 1];
+  for (int v = 0; v < npus_; ++v) dst_offsets_[v + 1] += dst_offsets_[v];
+  sorted_keys_.resize(count);
+  std::vector<std::uint32_t> fill(dst_offsets_.begin(), dst_offsets_.end() - 1);
+  for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
+  for (int v = 0; v < npus_; ++v)
+    if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
+      std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
+  sort_keys_.swap(sorted_keys_);
+}
+
+void GreedyMatcher::match_direct_round(Time now) {
+  const std::size_t count = queued_.size();
+  sort_by_destination();
   // Links into different NPUs touch disjoint state, so large batches are split between
   // threads at an NPU boundary; the effects are applied in the same order either way, so the
   // result does not depend on the thread count.
@@ -844,15 +543,8 @@ void GreedyMatcher::match_queued_links(Time now) {
   outputs_[0].clear();
   outputs_[1].clear();
   if (split < count) {
-    std::thread helper;
-    try {
-      helper = std::thread([&] { match_range(split, count, now, outputs_[1]); });
-    } catch (const std::system_error&) {
-      // Under a process or thread limit: the same two ranges on this thread, same result.
-      match_range(split, count, now, outputs_[1]);
-    }
-    match_range(0, split, now, outputs_[0]);
-    if (helper.joinable()) helper.join();
+    run_on_two_threads([&] { match_range(0, split, now, outputs_[0]); },
+                       [&] { match_range(split, count, now, outputs_[1]); });
   } else {
     match_range(0, count, now, outputs_[0]);
   }
@@ -863,7 +555,7 @@ void GreedyMatcher::match_queued_links(Time now) {
 }
 
 void GreedyMatcher::prefetch_link(LinkId link) const {
-  logs_.prefetch(links_[link].src, cursor_[link]);
+  logs_.prefetch(links_[link].src, windows_.cursor(link));
 }
 
 void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {
@@ -880,7 +572,9 @@ void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {
 // The arrivals of a large round for an all-NPU copy collective with uniform in-links: nothing
 // is ever wasted, and an arrival touches only its receiver (bits, log, idle out-links), so the
 // bucket is split at an NPU boundary between two threads. Links to re-match are gathered per
-// thread and appended in bucket order, exactly as arrive() would queue them.
+// thread and appended in bucket order, exactly as arrive() would queue them. What
+// handle_arrival and deliver do beyond the receiver (freeing the flight, counting what is
+// left, progress) touches shared state, so it is done here once per bucket after the join.
 void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now) {
   auto receiver = [&](std::size_t i) {
     return (bucket[i] & kFreeEventBit) ? -1 : links_[flights_[bucket[i]].link].dst;
@@ -899,30 +593,15 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
       if (bucket[i] & kFreeEventBit) continue;
       const Flight& flight = flights_[bucket[i]];
       const NpuId v = links_[flight.link].dst;
-      if (model_ == LinkModel::kTacos && link_state_[flight.link] != LinkState::kQueued) {
-        link_state_[flight.link] = LinkState::kQueued;
-        queued.push_back(flight.link);
-      }
+      if (model_ == LinkModel::kTacos) queue_link(flight.link, queued);
       has_.set(v, flight.chunk);
       ++count;
-      logs_.push(v, flight.chunk);
-      for (LinkId l : idle_out_[v])
-        if (link_state_[l] == LinkState::kIdle) {
-          link_state_[l] = LinkState::kQueued;
-          queued.push_back(l);
-        }
-      idle_out_[v].clear();
+      receive(v, flight.chunk, queued);
     }
   };
   outputs_[1].idle.clear();
-  std::thread helper;
-  try {
-    helper = std::thread([&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
-  } catch (const std::system_error&) {
-    run_range(split, bucket.size(), outputs_[1].idle, delivered[1]);  // same result, one thread
-  }
-  run_range(0, split, queued_, delivered[0]);
-  if (helper.joinable()) helper.join();
+  run_on_two_threads([&] { run_range(0, split, queued_, delivered[0]); },
+                     [&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
   queued_.insert(queued_.end(), outputs_[1].idle.begin(), outputs_[1].idle.end());
   for (std::uint32_t event : bucket)
     if (!(event & kFreeEventBit)) free_flights_.push_back(event);
@@ -955,11 +634,9 @@ void GreedyMatcher::run() {
       if (event & kFreeEventBit) {
         queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
       } else if (event & kPortEventBit) {
-        const LinkId port = static_cast<LinkId>(event & ~kPortEventBit);
-        if (port_wake_at_[port] == now) port_wake_at_[port] = -1;
-        for (LinkId l : port_waiters_[port])
+        ports_.wake(static_cast<LinkId>(event & ~kPortEventBit), now, [&](LinkId l) {
           if (link_state_[l] == LinkState::kIdle) queue_link(l);
-        port_waiters_[port].clear();
+        });
       }
     }
     bucket.clear();
@@ -986,7 +663,7 @@ Algorithm GreedyMatcher::take_algorithm() {
   Algorithm algorithm(collective_);
   algorithm.reserve(records_.size());
   // A multicast message keeps its group while two or more of its copies are kept.
-  std::vector<std::int32_t> kept_copies(static_cast<std::size_t>(multicast_groups_), 0);
+  std::vector<std::int32_t> kept_copies(static_cast<std::size_t>(fanout_.groups()), 0);
   for (const Record& r : records_)
     if (r.kept && r.multicast >= 0) ++kept_copies[r.multicast];
   for (const Record& r : records_)

@@ -1,54 +1,38 @@
 #pragma once
-// One trial of the TACOS greedy link-chunk matching over a time-expanded network, for copy
-// collectives: chunks that go to every member (All-Gather, Broadcast) and unicast chunks
-// (Gather, Scatter, All-to-All). Reductions are built from these by reversal (reduction.cpp).
-// Internal to the library; synthesize_tacos runs trials of it.
+// One trial of the TACOS greedy link-chunk matching over a time-expanded network (docs/design.md,
+// "The TACOS synthesizer"), for copy collectives: chunks that go to every member (All-Gather,
+// Broadcast) and unicast chunks (Gather, Scatter, All-to-All). Reductions are built from these
+// by reversal (reduction.cpp). Internal to the library; synthesize_tacos runs trials of it.
+//
+// The core here decides when links are matched (event by event; a round's free links in
+// order), which chunks a link may offer (useful to its receiver: for unicast strictly closer
+// to the destination, for relays closer to a member lacking it; not already on its way unless
+// a faster link overtakes), what an arrival does (delivery, or a replacement when a faster
+// copy won) and when the collective is done. Each of these parts decides one thing more:
+// - matcher/chunk_choice.h: which offerable chunk a free link sends (its window, own chunks /
+//   rarest / farthest destination first, seeded tie-breaks);
+// - matcher/switch_ports.h: which routes through switches are links, when their ports are
+//   free, and the order of a round over switch ports;
+// - matcher/multicast_fanout.h: which receivers share a message through a multicast switch;
+// - matcher/fast_domains.h: a slow link into a fast domain offers only what the domain lacks.
+// Unicast flows, relays and uneven in-link delays stay in the core: they change what
+// "offerable" and "deliver" mean at every step rather than adding a decision of their own.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
-#include "../common/mix64.h"
 #include "chunk_logs.h"
+#include "matcher/bit_matrix.h"
+#include "matcher/chunk_choice.h"
+#include "matcher/fast_domains.h"
+#include "matcher/match_link.h"
+#include "matcher/multicast_fanout.h"
+#include "matcher/switch_ports.h"
 #include "tacos/synthesis/synthesizer.h"
 
 namespace tacos::detail {
-
-// One bit per (row, column), rows stored contiguously.
-class BitMatrix {
- public:
-  void resize(int rows, int columns) {
-    words_per_row_ = (static_cast<std::size_t>(columns) + 63) / 64;
-    bits_.assign(static_cast<std::size_t>(rows) * words_per_row_, 0);
-  }
-  bool test(int row, int column) const { return (bits_[index(row, column)] >> (column & 63)) & 1U; }
-  void set(int row, int column) { bits_[index(row, column)] |= std::uint64_t{1} << (column & 63); }
-  void reset(int row, int column) {
-    bits_[index(row, column)] &= ~(std::uint64_t{1} << (column & 63));
-  }
-  void prefetch(int row, int column) const { __builtin_prefetch(&bits_[index(row, column)]); }
-  // True when rows `a` of this and `b` of `other` share a set bit (same column count).
-  bool intersects(int a, const BitMatrix& other, int b) const {
-    const std::uint64_t* x = &bits_[static_cast<std::size_t>(a) * words_per_row_];
-    const std::uint64_t* y = &other.bits_[static_cast<std::size_t>(b) * words_per_row_];
-    for (std::size_t i = 0; i < words_per_row_; ++i)
-      if (x[i] & y[i]) return true;
-    return false;
-  }
-
- private:
-  std::size_t index(int row, int column) const {
-    return static_cast<std::size_t>(row) * words_per_row_ + (static_cast<std::size_t>(column) >> 6);
-  }
-  std::size_t words_per_row_ = 0;
-  std::vector<std::uint64_t> bits_;
-};
-
-// Copy collectives on more NPUs than this (other than Broadcast) draw chunks uniformly instead of
-// rarest first: the same quality at that scale, a quarter less synthesis time.
-inline constexpr int kRarestFirstNpus = 1024;
-// The most candidates a link's window holds (window sizes are stored in a byte).
-inline constexpr int kMaxWindow = 32;
 
 class GreedyMatcher {
  public:
@@ -90,22 +74,34 @@ class GreedyMatcher {
     return (event & (kFreeEventBit | kPortEventBit)) == 0;
   }
 
+  void build_links(const Topology& topology, Bytes chunk_bytes);
   void compute_distances();
   void seed_initial_holdings();
   void schedule(Time time, std::uint32_t event);
   void handle_arrival(std::uint32_t flight_index, Time now);
   void arrive(const std::vector<std::uint32_t>& bucket, Time now);
   void arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now);
-  void deliver(NpuId npu, ChunkId chunk, Time now);
-  void queue_link(LinkId link);
+  // `inline` (defined in greedy_matcher.cpp ahead of their callers): they run once per
+  // delivery or pick, and as separate calls they slow the matching down measurably.
+  inline void deliver(NpuId npu, ChunkId chunk, Time now);
+  inline void queue_link(LinkId link);
+  inline void queue_link(LinkId link, std::vector<LinkId>& queue);
+  // What new data at `npu` changes at `npu` alone (its log, its idle out-links, queued on
+  // `queue`): the part of a delivery that two threads may do for different receivers.
+  inline void receive(NpuId npu, ChunkId chunk, std::vector<LinkId>& queue);
   void match_queued_links(Time now);
+  void match_switch_round(Time now);
+  void match_direct_round(Time now);
+  void sort_by_destination();
   bool useful(LinkId link, ChunkId chunk) const;
   bool offerable(LinkId link, ChunkId chunk, Time arrival) const;
+  // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
+  inline void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
   struct Started {
     LinkId link;
     ChunkId chunk;
     std::uint32_t source_log_size;
-    // Multicast: the other links of the message, [members_begin, members_end) of member_links_.
+    // Multicast: the other links of the message, members [members_begin, members_end) of fanout_.
     std::uint32_t members_begin = 0;
     std::uint32_t members_end = 0;
   };
@@ -118,23 +114,24 @@ class GreedyMatcher {
     }
   };
   static constexpr std::size_t kParallelBatch = 2048;
+  enum class PickResult : std::uint8_t {
+    kSends,
+    kNothingToSend,  // idle until its source gets new data
+    kWaitsForPort,   // a hop of its switch route is busy; woken when it frees
+  };
+  struct Pick {
+    PickResult result;
+    ChunkId chunk = 0;                  // kSends: what it sends
+    std::uint32_t source_log_size = 0;  // kSends: what its source held at the start
+  };
   // Chooses what `link` sends now and marks it on its way (touches only the link, its
-  // destination's bits and, for unicast, the chunk); -1 when nothing is offerable.
-  ChunkId pick(LinkId link, Time now, std::uint32_t& source_log_size);
+  // destination's bits and, for unicast, the chunk).
+  Pick pick(LinkId link, Time now);
   // Records the transfer (one per receiver of a multicast message) and schedules its events.
   void start(const Started& started, Time now);
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
-  // Seeded randomness that depends only on (seed, link, how often the link drew), never on the
-  // order links are visited in, so threads cannot change the result.
-  static std::uint64_t mix(std::uint64_t x) { return mix64(x); }
-  std::uint32_t draw(LinkId link, std::uint32_t n) {
-    const std::uint64_t x = mix(seed_ ^ (static_cast<std::uint64_t>(link) << 32) ^ ++draws_[link]);
-    return static_cast<std::uint32_t>(((x >> 32) * n) >> 32);
-  }
-  struct WindowSlot;
-  int choose_from_window(LinkId link, const WindowSlot* window, int size);
   void prefetch_link(LinkId link) const;
-  ChunkId find_replacement(const Flight& flight, Time now);
+  std::optional<ChunkId> find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
 
   const Topology& topology_;
@@ -142,8 +139,7 @@ class GreedyMatcher {
   LinkModel model_;
   std::uint64_t seed_;
   int match_threads_ = 1;
-  std::uint64_t rounds_ = 0;          // matching rounds so far
-  std::vector<std::uint32_t> draws_;  // per link, random draws so far
+  std::uint64_t rounds_ = 0;  // matching rounds so far
   MatchOutput outputs_[2];
   bool keep_transfers_;
   const ProgressCallback& progress_;
@@ -151,7 +147,6 @@ class GreedyMatcher {
   int npus_ = 0;
   int chunks_ = 0;
   int members_ = 0;
-  int window_capacity_ = 8;
   // Unicast chunks (one destination each) move: one holder at a time, forwarded only to a
   // neighbour strictly closer to the destination. Copy chunks spread to every member.
   bool unicast_ = false;
@@ -167,61 +162,10 @@ class GreedyMatcher {
   std::vector<char> moving_;        // unicast: chunk in flight
   std::vector<NpuId> destination_;  // unicast: each chunk's destination
 
-  struct MatchLink {
-    NpuId src, dst;
-    Time arrival_delay;  // latency + serialization (every hop of a switch route)
-    Time busy_delay;     // per link model (a switch route: its first hop)
-    std::uint16_t delay_rank;
-    std::int32_t hops_begin = -1;  // switch routes: into hops_, else -1
-    std::int32_t hops_end = -1;
-  };
-  // One physical link of a switch route: when a message started at t reaches it (t + offset,
-  // store-and-forward, never waiting: the matcher only sends when every hop is free in time)
-  // and how long it keeps it busy.
-  struct Hop {
-    LinkId link;
-    Time offset;
-    Time busy;
-  };
-  void add_switch_routes(const Topology& topology, Bytes chunk_bytes);
-  // Switch routes: true when every hop of `link` is free when a message started now reaches
-  // it; otherwise the link waits on the first busy hop.
-  bool hops_free(LinkId link, Time now);
-  void reserve_hops(LinkId link, Time now);
-  // Multicast switches (docs/design.md "Switch fabrics"): a route whose first hop enters a
-  // multicast switch shares that hop with the sender's other routes through it. After a round is
-  // matched (as for unicast), each message `link` started with `chunk` takes every such route to an
-  // NPU that can use the chunk and whose later hops are still free in time (appended to
-  // member_links_): one entry-port occupancy, many copies, in ports the round left free.
-  void add_multicast_members(LinkId link, ChunkId chunk, Time now);
-  // Marks `chunk` as on its way to `dst` (arriving at `arrival`) and counts the new holder.
-  void mark_on_way(NpuId dst, ChunkId chunk, Time arrival);
-  void find_multicast_ports();
-  std::vector<LinkId> multicast_port_;            // per matcher link: shared first hop, or -1
-  std::vector<std::vector<LinkId>> port_fanout_;  // per physical link: matcher links on it
-  std::vector<LinkId> member_links_;              // this round's multicast members
-  std::int32_t multicast_groups_ = 0;
-  std::vector<Hop> hops_;
-  std::vector<Time> port_free_;                    // per physical link
-  std::vector<Time> port_wake_at_;                 // per physical link: a pending wake event
-  std::vector<std::vector<LinkId>> port_waiters_;  // per physical link
+  SwitchPorts ports_;  // switch routes' physical hops and when each is free
   bool switch_routes_ = false;
-  // Fast domains: an NPU whose fastest in-links come through one switch (the NVSwitch of a
-  // DGX node) gets a chunk cheaply from any NPU on it. A slower link into it (a NIC rail) only
-  // offers chunks that nobody in that domain has or is getting, so each chunk crosses the
-  // slow fabric into a domain once and spreads inside it over the fast switch.
-  void find_fast_domains();
-  void note_coming(NpuId npu, ChunkId chunk) {
-    if (!domain_of_.empty() && domain_of_[npu] >= 0) covered_.set(domain_of_[npu], chunk);
-  }
-  std::vector<int> domain_of_;   // per NPU: its fast domain, or -1
-  std::vector<char> slow_link_;  // per link: into a domain, slower than the domain's links
-  BitMatrix covered_;            // [domain][chunk]: some member has it or is getting it
-  // Switch fabrics, copy collectives: per chunk, NPUs that have it or are getting it (empty
-  // elsewhere: there the draw stays uniform, the TACOS paper's rule).
-  std::vector<std::int32_t> holders_;
-  std::vector<NpuId> origin_;                // per chunk: its one source, or -1
-  std::vector<std::int32_t> sole_holdings_;  // per NPU: chunks only it has (switch fabrics)
+  MulticastFanout fanout_;        // copies of one message through a multicast switch
+  FastDomains domains_;           // a slower way into a fast domain only for what it lacks
   std::vector<MatchLink> links_;  // sorted by (dst, src); "link" below means an index here
   std::vector<int> in_begin_;     // per NPU: its in-links are [in_begin_[v], in_begin_[v+1])
   // NPUs whose in-links differ in delay: a faster link may overtake a chunk in flight, so
@@ -238,17 +182,9 @@ class GreedyMatcher {
   bool pending(NpuId npu, ChunkId chunk) const {
     return heterogeneous_ingress_[npu] && pending_.test(npu, chunk);
   }
-  ChunkLogs logs_;                     // per NPU, chunks in arrival order
-  std::vector<std::uint32_t> cursor_;  // per link, into logs_ of src
-  // Per link, window_capacity_ slots of positions in the src log: positions, not chunk ids, so
-  // that a replacement can tell whether the source held the chunk when a transfer started.
-  // The chunk id rides along so that drawing from the window does not touch the log.
-  struct WindowSlot {
-    std::uint32_t position;
-    ChunkId chunk;
-  };
-  std::vector<WindowSlot> window_;
-  std::vector<std::uint8_t> window_size_;  // per link
+  ChunkLogs logs_;       // per NPU, chunks in arrival order
+  LinkWindows windows_;  // per link: cursor into its source's log, window of candidates
+  ChunkChoice choice_;   // which window entry a link sends
   std::vector<LinkState> link_state_;
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
