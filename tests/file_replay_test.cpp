@@ -6,35 +6,17 @@
 // `verify`.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_support.h"
+#include "request_cases.h"
 #include "test_printers.h"
 
 namespace {
 
 using namespace tacos_test;
-
-struct ReplayCase {
-  std::string topology, collective, size, chunks, model;
-};
-
-std::vector<ReplayCase> replay_cases() {
-  std::ifstream in(std::string(TACOS_SOURCE_DIR) + "/tests/data/request_cases.txt");
-  std::vector<ReplayCase> cases;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    ReplayCase c;
-    fields >> c.topology >> c.collective >> c.size >> c.chunks >> c.model;
-    cases.push_back(c);
-  }
-  return cases;
-}
 
 nlohmann::json json_of(const std::string& args) {
   const RunResult r = run_tacos(args);
@@ -54,14 +36,10 @@ double stated_time(const nlohmann::json& report, const char* key) {
   return replay["time_us"].get<double>();
 }
 
-void PrintTo(const ReplayCase& c, std::ostream* os) {
-  *os << c.topology << " " << c.collective << " " << c.size << " K=" << c.chunks << " " << c.model;
-}
-
-class FileReplay : public ::testing::TestWithParam<ReplayCase> {};
+class FileReplay : public ::testing::TestWithParam<RequestCase> {};
 
 TEST_P(FileReplay, EveryFormatReplaysToItsStatedTime) {
-  const ReplayCase& c = GetParam();
+  const RequestCase& c = GetParam();
   const fs::path dir = scratch_dir(
       "replay_" + test_name(c.topology + "_" + c.collective + "_" + c.chunks + "_" + c.model));
   const std::string common =
@@ -105,9 +83,9 @@ TEST_P(FileReplay, EveryFormatReplaysToItsStatedTime) {
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(RequestCases, FileReplay, ::testing::ValuesIn(replay_cases()),
-                         [](const ::testing::TestParamInfo<ReplayCase>& info) {
-                           const ReplayCase& c = info.param;
+INSTANTIATE_TEST_SUITE_P(RequestCases, FileReplay, ::testing::ValuesIn(request_cases()),
+                         [](const ::testing::TestParamInfo<RequestCase>& info) {
+                           const RequestCase& c = info.param;
                            return test_name(c.topology + "_" + c.collective + "_K" + c.chunks +
                                             "_" + c.model);
                          });

@@ -5,14 +5,13 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_support.h"
+#include "request_cases.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/loader.h"
@@ -20,25 +19,8 @@
 namespace tacos {
 namespace {
 
-struct RequestCase {
-  std::string topology, collective, size, chunks, model;
-};
-
-std::vector<RequestCase> request_cases() {
-  std::ifstream in(std::string(TACOS_SOURCE_DIR) + "/tests/data/request_cases.txt");
-  std::vector<RequestCase> cases;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    RequestCase c;
-    fields >> c.topology >> c.collective >> c.size >> c.chunks >> c.model;
-    cases.push_back(c);
-  }
-  return cases;
-}
-
 TEST(Request, TheCaseListCoversWhatTheIssueAsks) {
-  const auto cases = request_cases();
+  const auto cases = tacos_test::request_cases();
   ASSERT_EQ(cases.size(), 30u);
   std::set<std::string> kinds, models, chunks;
   for (const auto& c : cases) {
@@ -52,7 +34,7 @@ TEST(Request, TheCaseListCoversWhatTheIssueAsks) {
 }
 
 TEST(Request, LibraryCallEqualsTheCommandLine) {
-  for (const RequestCase& c : request_cases()) {
+  for (const tacos_test::RequestCase& c : tacos_test::request_cases()) {
     const std::string what = c.topology + " " + c.collective + " K=" + c.chunks + " " + c.model;
     const Topology network = load_topology(c.topology, LinkParams{});
     SynthesisRequest request;
