@@ -62,6 +62,21 @@ int Topology::multicast_switches() const {
   return static_cast<int>(std::count(multicast_.begin(), multicast_.end(), 1));
 }
 
+void Topology::set_reducing(DeviceId d, bool reducing) {
+  if (!is_switch(d) || d >= devices())
+    throw Error("topology: device " + std::to_string(d) +
+                " is not a switch; only switches can reduce");
+  if (reducing_.empty()) {
+    if (!reducing) return;
+    reducing_.assign(switches_, 0);
+  }
+  reducing_[d - npus_] = reducing ? 1 : 0;
+}
+
+int Topology::reducing_switches() const {
+  return static_cast<int>(std::count(reducing_.begin(), reducing_.end(), 1));
+}
+
 std::span<const LinkId> Topology::out_links(DeviceId d) const {
   return {out_index_.data() + out_offsets_[d],
           static_cast<std::size_t>(out_offsets_[d + 1] - out_offsets_[d])};

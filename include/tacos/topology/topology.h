@@ -63,6 +63,17 @@ class Topology {
   void set_multicast(DeviceId d, bool multicast = true);
   int multicast_switches() const;
 
+  // Reducing switches (NVLink SHARP, InfiniBand SHARP; docs/design.md "Switch fabrics"): such a
+  // switch is a device that holds data for the collective. Partial sums sent to it are added up
+  // inside it, and it sends what it holds on any out-port, to as many receivers as the schedule
+  // says. Switches do not reduce unless set; a copy keeps the flag, an unwound topology does not.
+  bool is_reducing(DeviceId d) const {
+    return is_switch(d) && !reducing_.empty() && reducing_[d - npus_] != 0;
+  }
+  // Throws Error when `d` is not a switch of this topology.
+  void set_reducing(DeviceId d, bool reducing = true);
+  int reducing_switches() const;
+
   const Link& link(LinkId id) const { return links_[id]; }
   const std::vector<Link>& links() const { return links_; }
   // Link ids leaving / entering a device (out-links are sorted by dst).
@@ -97,6 +108,7 @@ class Topology {
   TopologyShape shape_;
   std::vector<Link> links_;
   std::vector<char> multicast_;      // per switch (index d - npus), empty when none is multicast
+  std::vector<char> reducing_;       // per switch (index d - npus), empty when none reduces
   std::vector<LinkId> out_offsets_;  // devices + 1
   std::vector<LinkId> in_offsets_;   // devices + 1
   std::vector<LinkId> out_index_;    // 0..links-1: out-links are contiguous after sorting
