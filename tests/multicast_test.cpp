@@ -191,7 +191,8 @@ TEST(MulticastSwitch, GroupsAreCheckedByVerifierAndSimulator) {
     a.add_transfer(0, 2, 0, 2 * kHop, 1, true, 0);
     EXPECT_EQ(verify_algorithm(a, t, LinkModel::kTacos).error,
               "transfer 0 (0 -> 1, chunk 1) is in multicast group 0 but is a reduce transfer "
-              "(switches copy, they never reduce)");
+              "(a multicast switch copies; reductions in a switch are transfers into a reducing "
+              "switch)");
   }
   {
     // Direct links never multicast.

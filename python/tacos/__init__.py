@@ -331,7 +331,7 @@ def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1
 
 
 def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
-            algorithms=ALGORITHMS, seed=1, trials=1, link_model="tacos", root=None, npus=None,
+            algorithms=None, seed=1, trials=1, link_model="tacos", root=None, npus=None,
             all_reduce_mode="pipelined", threads=0, portfolio=True):
     """Runs TACOS and the baselines through the same simulator, like ``tacos compare --json``.
 
@@ -341,7 +341,8 @@ def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
     store_and_forward_ratio (tacos link model on switch fabrics, else None), verified,
     synthesis_seconds, skipped_reason, portfolio_winner, greedy_time_us: the last two set on the
     tacos row only); ``df.attrs`` holds the rest of the object (topology,
-    collective, size_bytes, link_model). Arguments as for :func:`synthesize`; with ``portfolio``
+    collective, size_bytes, link_model). ``algorithms`` None runs every algorithm the fabric
+    can (``nvls`` only where a switch reduces). Arguments as for :func:`synthesize`; with ``portfolio``
     on (the default) the tacos row is the portfolio's pick, never slower than a baseline row.
     """
     import pandas as pd
@@ -349,7 +350,10 @@ def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
     t = _topology(topology)
     args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
                             npus, all_reduce_mode, threads, portfolio)
-    names = algorithms if isinstance(algorithms, str) else ",".join(algorithms)
+    if algorithms is None:
+        names = ""  # every algorithm the fabric can run, as the command line's default
+    else:
+        names = algorithms if isinstance(algorithms, str) else ",".join(algorithms)
     out = _tacos.compare(t._native, args, names)
     frame = pd.DataFrame(out.pop("results"))
     frame.attrs.update(out)

@@ -320,6 +320,14 @@ std::string describe_device(const Topology& topology, DeviceId device) {
   return (topology.is_switch(device) ? "switch " : "NPU ") + std::to_string(device);
 }
 
+std::string check_switch_endpoints(const Topology& topology, const Transfer& t) {
+  for (DeviceId d : {t.src, t.dst})
+    if (topology.is_switch(d) && !topology.is_reducing(d))
+      return "messages go between NPUs; " + describe_device(topology, d) +
+             " does not reduce, so it only forwards them (only a reducing switch holds data)";
+  return {};
+}
+
 std::string describe_transfer(const Algorithm& algorithm, std::size_t index) {
   const Transfer& t = algorithm.transfers()[index];
   const auto chunks = algorithm.chunks(t);
@@ -354,7 +362,8 @@ std::string check_multicast_groups(const Algorithm& algorithm, const Topology& t
     const std::string what = describe_transfer(algorithm, i);
     if (t.reduce)
       return what + " is in " + group_name(g) +
-             " but is a reduce transfer (switches copy, they never reduce)";
+             " but is a reduce transfer (a multicast switch copies; reductions in a switch are "
+             "transfers into a reducing switch)";
     const auto route = routes.route(t.src, t.dst);
     if (route.size() < 2)
       return what + " is in " + group_name(g) +
@@ -444,14 +453,15 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
       if (d < 0 || d >= devices)
         return fail(describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
                     " is not in the topology (devices 0.." + std::to_string(devices - 1) + ")");
-    if (topology.is_switch(t.src) || topology.is_switch(t.dst))
-      return fail(describe_transfer(algorithm, i) +
-                  ": messages go between NPUs; a switch only forwards them");
+    if (std::string error = check_switch_endpoints(topology, t); !error.empty())
+      return fail(describe_transfer(algorithm, i) + ": " + error);
     const auto route = t.src == t.dst ? std::span<const LinkId>{} : routes.route(t.src, t.dst);
     if (route.empty())
       return fail(describe_transfer(algorithm, i) + ": the topology has no link " +
                   std::to_string(t.src) + " -> " + std::to_string(t.dst) +
-                  " and no path through switches");
+                  (topology.is_switch(t.src) || topology.is_switch(t.dst)
+                       ? " (a message to or from a reducing switch takes one direct link)"
+                       : " and no path through switches"));
     const LinkId link = route[0];
     link_of[i] = link;
     multi_hop[i] = route.size() > 1;

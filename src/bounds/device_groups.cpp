@@ -35,4 +35,13 @@ std::vector<double> grouping_thresholds(const Topology& t, std::size_t most) {
   return thresholds;
 }
 
+bool reductions_inside_groups(const Topology& t, const std::vector<int>& group_of) {
+  if (t.reducing_switches() == 0) return true;
+  std::vector<char> has_npu(group_of.size(), 0);
+  for (int i = 0; i < t.npus(); ++i) has_npu[group_of[i]] = 1;
+  for (DeviceId s = t.npus(); s < t.devices(); ++s)
+    if (t.is_reducing(s) && !has_npu[group_of[s]]) return false;
+  return true;
+}
+
 }  // namespace tacos::bounds_detail

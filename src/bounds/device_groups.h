@@ -17,4 +17,10 @@ std::vector<int> groups_joined_by(const Topology& topology, double threshold);
 // groups are single NPUs or nearly), then +inf.
 std::vector<double> grouping_thresholds(const Topology& topology, std::size_t most);
 
+// True when every reducing switch (Topology::is_reducing) is in a group that holds an NPU. The
+// gossip arguments (a party combines what it holds for free; relays between parties only
+// forward or copy) hold for such a grouping; a reducing switch between groups is a relay that
+// combines, which they do not allow.
+bool reductions_inside_groups(const Topology& topology, const std::vector<int>& group_of);
+
 }  // namespace tacos::bounds_detail

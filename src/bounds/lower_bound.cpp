@@ -238,11 +238,16 @@ double closure(const FlowGraph& g, const std::vector<double>& weight,
 // group egress), over groups holding an NPU. Threshold +inf = single NPUs. With multicast
 // switches only ingress counts: one send leaving a group may reach several groups as copies made
 // by a switch (the egress half of the argument needs one send per reception), while every
-// reception still enters its group over an in-link of its own.
+// reception still enters its group over an in-link of its own. A reducing switch between groups
+// combines what passes through it, so one reception may carry many parties' sums: such a
+// grouping gives no bound (0); with NVLS inside DGX nodes the node grouping still holds.
+// The cut bound (a) above stays valid with reducing switches: a set with members on both sides
+// must still receive, for every byte position, something that depends on a member outside it.
 double group_gossip_seconds(const Topology& t, const std::vector<NpuId>& members, double buffer,
                             double threshold) {
   const int d = t.devices();
   const std::vector<int> group_of = bounds_detail::groups_joined_by(t, threshold);
+  if (!bounds_detail::reductions_inside_groups(t, group_of)) return 0;
   std::vector<char> has_npu(d, 0), has_member(d, 0);
   for (int i = 0; i < t.npus(); ++i) has_npu[group_of[i]] = 1;
   long long groups = 0;
@@ -453,7 +458,10 @@ BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
       out.method =
           "all-reduce: max of the exact cut bound (max-flow) and the gossip bound "
           "2(M-1) x buffer / ingress of M groups (one-way gossip; groups = NPUs, or NPUs "
-          "joined by their fastest links; switches do not reduce)";
+          "joined by their fastest links; " +
+          std::string(t.reducing_switches() == 0
+                          ? "switches do not reduce)"
+                          : "groupings with a reducing switch between groups skipped)");
       // The cut bound is buffer / (least flow between m0 and another member, either way); when
       // flows of buffer / gossip provably exist it cannot exceed the ingress bound: skip the
       // 2(n-1) max-flows.

@@ -48,7 +48,7 @@ struct UniformSwitch {
 };
 
 std::optional<UniformSwitch> uniform_switch(const Topology& t, DeviceId s) {
-  if (!t.is_switch(s) || t.is_multicast(s)) return std::nullopt;
+  if (!t.is_switch(s) || t.is_multicast(s) || t.is_reducing(s)) return std::nullopt;
   const auto in = t.in_links(s), out = t.out_links(s);
   if (in.empty() || out.empty()) return std::nullopt;
   const Link& first = t.link(in.front());
@@ -229,6 +229,9 @@ double spreading_time(const Topology& t, const Collective& c, const std::vector<
 double bound_for_threshold(const Topology& t, const Collective& c, double threshold) {
   const int d = t.devices();
   const std::vector<int> group_of = groups_joined_by(t, threshold);
+  // Every collective's crossing bytes below hold with reductions anywhere, except All-Reduce's
+  // gossip count (lower_bound.cpp, group_gossip_seconds).
+  if (c.kind() == CollectiveKind::kAllReduce && !reductions_inside_groups(t, group_of)) return 0;
   bool egress = false;
   const double bytes = crossing_bytes(c, group_of, egress);
   if (bytes <= 0) return 0;

@@ -12,7 +12,7 @@ ComparePlan plan_compare(const CompareJob& job, const Topology& full) {
   ComparePlan plan;
   plan.network = job.topology.network(full);
   plan.collective = job.collective.make(plan.network, job.flags);
-  plan.names = split_list(job.algorithms);
+  plan.names = job.algorithms.empty() ? algorithms_for(plan.network) : split_list(job.algorithms);
   for (const std::string& name : plan.names) require_algorithm("--algorithms", name);
   const std::string& plot = job.plot;
   if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))

@@ -19,7 +19,7 @@ struct CompareJob {
   TopologyOptions topology;
   SynthesisFlags flags;
   CollectiveOptions collective;
-  std::string algorithms = algorithm_list();
+  std::string algorithms;  // empty: algorithms_for(the topology), every one it can run
   std::string plot;  // validated here (FILE.svg), drawn by the command
 };
 

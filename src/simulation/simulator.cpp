@@ -104,14 +104,15 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
         throw Error("simulate: " + describe_transfer(algorithm, i) + ": device " +
                     std::to_string(d) + " is not in the topology (devices 0.." +
                     std::to_string(devices - 1) + ")");
-    if (topology.is_switch(t.src) || topology.is_switch(t.dst))
-      throw Error("simulate: " + describe_transfer(algorithm, i) +
-                  ": messages go between NPUs; a switch only forwards them");
+    if (std::string error = check_switch_endpoints(topology, t); !error.empty())
+      throw Error("simulate: " + describe_transfer(algorithm, i) + ": " + error);
     route_of[i] = t.src == t.dst ? std::span<const LinkId>{} : routes.route(t.src, t.dst);
     if (route_of[i].empty())
       throw Error("simulate: " + describe_transfer(algorithm, i) + ": the topology has no link " +
                   std::to_string(t.src) + " -> " + std::to_string(t.dst) +
-                  " and no path through switches");
+                  (topology.is_switch(t.src) || topology.is_switch(t.dst)
+                       ? " (a message to or from a reducing switch takes one direct link)"
+                       : " and no path through switches"));
     link_of[i] = route_of[i][0];
     for (ChunkId c : algorithm.chunks(t))
       if (c < 0 || c >= num_chunks)
@@ -128,6 +129,9 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     if (std::string error = check_multicast_groups(algorithm, topology, leader); !error.empty())
       throw Error("simulate: " + error);
   auto leads = [&](std::size_t i) { return leader.empty() || leader[i] == i; };
+  // A reducing switch sends what it holds as soon as it has it: its messages join the switch
+  // port's queue when ready (in SwitchQueue order, as relayed messages do), not a recorded order.
+  auto from_switch = [&](std::size_t i) { return topology.is_switch(transfers[i].src); };
   std::vector<std::uint32_t> next_member;  // per transfer: the next member of its group
   if (algorithm.has_multicast()) {
     next_member.assign(num_transfers, kNoMember);
@@ -148,7 +152,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::vector<std::uint32_t> link_offsets(static_cast<std::size_t>(num_links) + 1, 0);
   std::size_t queued_transfers = 0;
   for (std::size_t i = 0; i < num_transfers; ++i)
-    if (leads(i)) {
+    if (leads(i) && !from_switch(i)) {
       ++link_offsets[link_of[i] + 1];
       ++queued_transfers;
     }
@@ -159,7 +163,8 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     std::vector<std::pair<Time, std::uint32_t>> queue(queued_transfers);
     std::vector<std::uint32_t> fill(link_offsets.begin(), link_offsets.end() - 1);
     for (std::size_t i = 0; i < num_transfers; ++i)
-      if (leads(i)) queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+      if (leads(i) && !from_switch(i))
+        queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
     for (int l = 0; l < num_links; ++l) {
       const auto begin = queue.begin() + link_offsets[l];
       const auto end = queue.begin() + link_offsets[l + 1];
@@ -348,6 +353,10 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       if (switch_queue[l].empty()) return;
       const std::uint32_t x = switch_queue[l].top().id;
       switch_queue[l].pop();
+      if (hop_of[x] == 0) {  // a reducing switch's own message
+        result.start[x] = now;
+        ++started;
+      }
       send_hop(l, x, now);
       return;
     }
@@ -366,6 +375,12 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   auto wake = [&](std::uint32_t x, Time now) {
     if (--pending[x] != 0) return;
     const LinkId l = link_of[x];
+    if (from_switch(x)) {
+      const Transfer& t = transfers[x];
+      switch_queue[l].push({now, t.src, t.dst, pool[t.first_chunk], x});
+      if (link_free[l]) events.push(Event{now, kServe, static_cast<std::uint32_t>(l)});
+      return;
+    }
     if (head[l] < link_offsets[l + 1] && by_link[head[l]] == x) try_start(l, now);
   };
   auto ready = [&](const Group& g, const Sender& s) {
@@ -446,6 +461,9 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::uint32_t stuck = std::numeric_limits<std::uint32_t>::max();
   for (LinkId l = 0; l < num_links; ++l)
     if (head[l] < link_offsets[l + 1]) stuck = std::min(stuck, by_link[head[l]]);
+  for (std::uint32_t i = 0; i < num_transfers && stuck == std::numeric_limits<std::uint32_t>::max();
+       ++i)
+    if (result.start[i] < 0) stuck = i;  // only reducing switches' messages are left
   const Transfer& t = transfers[stuck];
   std::string why = "it waits for a chunk that never reaches its source";
   for (ChunkId c : algorithm.chunks(t)) {

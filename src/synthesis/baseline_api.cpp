@@ -1,6 +1,7 @@
 // The baselines' public entry points (baselines.h): names, applicability, dispatch.
 #include <cstdint>
 
+#include "in_switch.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
 #include "tacos/synthesis/request.h"
@@ -18,7 +19,8 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kRhd, "rhd"},
                                    {Baseline::kDbt, "dbt"},
                                    {Baseline::kHierarchical, "hierarchical"},
-                                   {Baseline::kBiring, "biring"}};
+                                   {Baseline::kBiring, "biring"},
+                                   {Baseline::kNvls, "nvls"}};
 
 std::string quoted(std::string_view text) {
   std::string result(1, '\'');
@@ -33,7 +35,7 @@ Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
   throw Error("--algorithm: unknown baseline " + quoted(text) +
-              " (expected ring, direct, rhd, dbt, hierarchical or biring)");
+              " (expected ring, direct, rhd, dbt, hierarchical, biring or nvls)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -61,6 +63,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
     case Baseline::kBiring:
     case Baseline::kDbt:
       return std::nullopt;
+    case Baseline::kNvls:
+      return detail::nvls_inapplicable(network, collective);
     case Baseline::kRhd:
       if ((n & (n - 1)) != 0)
         return "rhd needs a power-of-two NPU count (N = " + std::to_string(n) + ")";
@@ -95,6 +99,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
 Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
                               const Collective& collective, LinkModel model) {
   if (auto reason = baseline_inapplicable(baseline, network, collective)) throw Error(*reason);
+  // In-switch plans name the switch: they are made and timed on the network itself.
+  if (baseline == Baseline::kNvls) return detail::nvls_baseline(network, collective, model);
   // Switches are devices: plan between NPUs over the switch routes, time on the switches.
   const Topology view = network.switches() > 0 ? switch_route_view(network) : Topology();
   const Topology& planned = network.switches() > 0 ? view : network;
@@ -109,6 +115,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
       return detail::rhd_baseline(planned, network, collective, model);
     case Baseline::kDbt:
       return detail::dbt_baseline(planned, network, collective, model);
+    case Baseline::kNvls:
+      break;
     case Baseline::kHierarchical:
       if (const auto shape = detail::leaf_relay_shape(network.shape(), network.npus()))
         return detail::leaf_relay_baseline(planned, network, collective, model, shape->first,

@@ -142,6 +142,10 @@ std::vector<AlgorithmInfo> make_registry() {
        "per dimension of a multi-dimensional topology (BlueConnect); leaf relay on fat-trees",
        gather_scatter},
       {"biring", "bidirectional ring: every piece halfway round each way", gather_scatter},
+      {"nvls",
+       "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
+       "through it (multicast store)",
+       gather_scatter, /*needs_reducing_switch=*/true},
   };
 }
 
@@ -164,6 +168,13 @@ std::string algorithm_names_text() {
     text += registry[i].name;
   }
   return text;
+}
+
+std::vector<std::string> algorithms_for(const Topology& topology) {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& info : algorithm_registry())
+    if (!info.needs_reducing_switch || topology.reducing_switches() > 0) names.push_back(info.name);
+  return names;
 }
 
 const AlgorithmInfo& find_algorithm(std::string_view name) {

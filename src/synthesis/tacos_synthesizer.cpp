@@ -15,6 +15,7 @@
 
 #include "domain_relay.h"
 #include "greedy_matcher.h"
+#include "in_switch.h"
 #include "justification.h"
 #include "message_coalescing.h"
 #include "reduction.h"
@@ -527,6 +528,23 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     result.algorithm.collective_time = best->time;
   }
   result.algorithm.seed = best->seed;
+  // A switch that reduces (NVLS, SHARP) joined to every member: contributions go up once and
+  // sums come straight down (in_switch.h); kept where faster than the greedy's unicast plan.
+  if (std::optional<Algorithm> plan =
+          detail::in_switch_plan(topology, collective, options.link_model);
+      plan && plan->collective_time < result.collective_time) {
+    result.collective_time = plan->collective_time;
+    result.transfers = static_cast<std::int64_t>(plan->transfers().size());
+    result.wasted_transfers = 0;
+    if (options.keep_transfers) {
+      result.algorithm = std::move(*plan);
+    } else {
+      result.algorithm = Algorithm(collective);
+      result.algorithm.link_model = options.link_model;
+      result.algorithm.collective_time = result.collective_time;
+    }
+    result.algorithm.seed = best->seed;
+  }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

@@ -1,8 +1,11 @@
 #pragma once
 // Lower bounds on the time of a collective on a topology: no algorithm, however chunked or
 // scheduled, can finish faster. Computed on the topology WITH its switch devices (switches are
-// vertices that relay, and may copy, but never reduce; their links carry the real port
-// bandwidth), so the bound holds for the unwound topology the synthesizer uses as well.
+// vertices that relay, may copy, and reduce where Topology::is_reducing says so; their links
+// carry the real port bandwidth), so the bound holds for the unwound topology the synthesizer
+// uses as well. With reducing switches All-Reduce keeps the cut bound (every NPU must receive
+// and send the whole buffer: buffer / B on a star of ports B, not 2(N-1)/N x buffer / B) and the
+// gossip bounds only over groupings that hold every reducing switch inside a group of NPUs.
 #include <string>
 
 #include "tacos/collective/collective.h"

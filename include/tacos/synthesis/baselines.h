@@ -64,6 +64,10 @@
 //                store-and-forward hop costs two port times, the ring's chain of N-1 hops is
 //                what limits it. All-Gather, Reduce-Scatter (its time reversal) and All-Reduce
 //                (both). Not NCCL's: NCCL's two-direction rings still send each half N-1 hops.
+//  nvls          NCCL's NVLS on a reducing switch joined to every member (NVLink SHARP): each
+//                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
+//                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
+//                pull), All-Gather (the store). src/synthesis/in_switch.h.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -79,9 +83,9 @@
 
 namespace tacos {
 
-enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical, kBiring };
+enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical, kBiring, kNvls };
 
-// "ring", "direct", "rhd", "dbt", "hierarchical", "biring"; anything else throws Error.
+// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "nvls"; anything else throws Error.
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
 

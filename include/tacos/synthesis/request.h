@@ -21,16 +21,20 @@ struct AlgorithmInfo {
   std::string name;
   std::string help;                         // one line, for --help texts and docstrings
   std::vector<CollectiveKind> collectives;  // the collectives it is defined for
+  bool needs_reducing_switch = false;       // runs only where a switch reduces (nvls)
   bool applies_to(CollectiveKind kind) const;
 };
 
 // "tacos" first, then the baselines in the order the portfolio tries them (ties keep the
-// earlier one): ring, direct, rhd, dbt, hierarchical, biring.
+// earlier one): ring, direct, rhd, dbt, hierarchical, biring, nvls.
 const std::vector<AlgorithmInfo>& algorithm_registry();
 // The entry named `name`; throws UnknownAlgorithm listing the valid names.
 const AlgorithmInfo& find_algorithm(std::string_view name);
-// "tacos, ring, direct, rhd, dbt, hierarchical or biring".
+// "tacos, ring, direct, rhd, dbt, hierarchical, biring or nvls".
 std::string algorithm_names_text();
+// The registry's names, less those needing a switch capability `topology` lacks (nvls without
+// a reducing switch): what `compare` runs by default.
+std::vector<std::string> algorithms_for(const Topology& topology);
 
 // ---- The request ---------------------------------------------------------------------------
 

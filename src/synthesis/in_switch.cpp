@@ -1,0 +1,324 @@
+// In-switch plans (in_switch.h). Both are written with placeholder times that only encode the
+// order (every dependency recorded before its consumer, each port's messages in the order they
+// should leave) and re-timed by the simulator, as the baselines are (baselines.h).
+#include "in_switch.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "reduction.h"
+#include "tacos/common/error.h"
+#include "tacos/topology/switch_routes.h"
+
+namespace tacos::detail {
+namespace {
+
+// Collects transfers at placeholder slots (slot, slot + 1).
+class SlotPlan {
+ public:
+  SlotPlan(const Collective& collective, std::string name, LinkModel model)
+      : algorithm_(collective) {
+    algorithm_.synthesizer = std::move(name);
+    algorithm_.link_model = model;
+  }
+  void send(DeviceId from, DeviceId to, Time slot, ChunkId chunk, bool reduce) {
+    algorithm_.add_transfer(from, to, slot, slot + 1, chunk, reduce);
+  }
+  // Estimated times: they order each port's queue; the simulator takes the real ones.
+  void send_at(DeviceId from, DeviceId to, Time start, Time end, ChunkId chunk, bool reduce) {
+    algorithm_.add_transfer(from, to, start, end, chunk, reduce);
+  }
+  Algorithm build(const Topology& topology, LinkModel model) {
+    algorithm_.sort_by_start();
+    compact(algorithm_, topology, model);
+    return std::move(algorithm_);
+  }
+
+ private:
+  Algorithm algorithm_;
+};
+
+// Chunks in the order every member sends them: piece by piece, and within a piece one chunk of
+// each owner, so that each round of sums reaches every member's port once.
+template <typename Visit>
+void for_each_chunk(const Collective& collective, Visit&& visit) {
+  const int n = collective.num_members();
+  const int k = collective.chunks_per_npu();
+  for (int piece = 0; piece < k; ++piece)
+    for (int owner = 0; owner < n; ++owner) visit(owner * k + piece, owner);
+}
+
+// The reducing switch with a link to and from every device of `group` (lowest id), or -1.
+DeviceId reducing_switch_of(const Topology& topology, std::span<const NpuId> group) {
+  if (group.empty()) return -1;
+  for (LinkId out : topology.out_links(group.front())) {
+    const DeviceId s = topology.link(out).dst;
+    if (!topology.is_reducing(s)) continue;
+    bool joined = true;
+    for (NpuId m : group)
+      if (topology.find_link(m, s) < 0 || topology.find_link(s, m) < 0) {
+        joined = false;
+        break;
+      }
+    if (joined) return s;
+  }
+  return -1;
+}
+
+// Time of `bytes` over the route src -> dst (every hop's latency and serialization).
+Time route_time(const Topology& topology, DeviceId src, DeviceId dst, Bytes bytes) {
+  Time total = 0;
+  for (LinkId l : topology.switch_routes().route(src, dst))
+    total += topology.transfer_time(l, bytes);
+  return std::max<Time>(total, 1);
+}
+
+// All-Reduce over several NVLink domains (every NPU on a reducing switch of its domain, domains
+// of equal size joined by rails: the i-th NPU of every domain reaches the others' i-th NPUs).
+// Chunk c is carried by rail r = c mod D: (1) in each domain the NPUs but the rail's send their
+// part up and the switch sends the sum to the rail's NPU; (2) the rail's NPUs all-reduce it,
+// through a reducing switch joined to the whole rail (SHARP: up once, the sum down) or, without
+// one, to the chunk's home domain and back; (3) each rail NPU sends the result up once and its
+// domain switch sends it to the others. Per NPU that is the whole buffer out and in on NVLink,
+// and 2 (M - 1) / M of its rail's share on the rail (SHARP: the share once each way).
+// The placeholder times are estimates from the bottleneck period, so that each port's queue
+// holds the chunks in the order they become ready (no port waits for a late chunk while an
+// earlier-ready one is queued behind it).
+// How many bottleneck periods later than the unqueued estimate the rail and the domain
+// stages are recorded: the queues they meet delay them, and a port's FIFO must not hold an
+// early chunk behind a late one.
+struct Slack {
+  Time before_rail = 0;
+  Time before_domains = 0;
+};
+
+std::optional<Algorithm> domains_all_reduce(const Topology& topology, const Collective& collective,
+                                            LinkModel model, Slack slack) {
+  const int n = collective.num_members();
+  if (n != topology.npus() || topology.reducing_switches() == 0) return std::nullopt;
+  // Domains: NPUs grouped by the reducing switch of their fastest link (the NVSwitch, not a
+  // SHARP rail leaf).
+  std::vector<DeviceId> domain_switch(n, -1);
+  for (NpuId m = 0; m < n; ++m) {
+    double fastest = 0;
+    for (LinkId l : topology.out_links(m)) {
+      const Link& link = topology.link(l);
+      if (topology.is_reducing(link.dst) && topology.find_link(link.dst, m) >= 0 &&
+          link.bandwidth_gbps > fastest) {
+        fastest = link.bandwidth_gbps;
+        domain_switch[m] = link.dst;
+      }
+    }
+    if (domain_switch[m] < 0) return std::nullopt;
+  }
+  std::vector<DeviceId> switches(domain_switch);
+  std::sort(switches.begin(), switches.end());
+  switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+  const int domains = static_cast<int>(switches.size());
+  if (domains < 2 || n % domains != 0) return std::nullopt;
+  const int per_domain = n / domains;
+  if (per_domain < 2) return std::nullopt;
+  std::vector<std::vector<NpuId>> gpus(domains);  // per domain, ascending
+  for (NpuId m = 0; m < n; ++m) {
+    const int d = static_cast<int>(
+        std::lower_bound(switches.begin(), switches.end(), domain_switch[m]) - switches.begin());
+    gpus[d].push_back(m);
+  }
+  for (const auto& g : gpus)
+    if (static_cast<int>(g.size()) != per_domain) return std::nullopt;
+  // Rails: the i-th NPUs of all domains; each reaches the others (directly or through switches)
+  // or the plan does not apply. A rail's reducing switch, when there is one, does SHARP.
+  const SwitchRoutes& routes = topology.switch_routes();
+  std::vector<DeviceId> rail_switch(per_domain, -1);
+  std::vector<NpuId> rail;
+  for (int r = 0; r < per_domain; ++r) {
+    rail.clear();
+    for (int d = 0; d < domains; ++d) rail.push_back(gpus[d][r]);
+    rail_switch[r] = reducing_switch_of(topology, rail);
+    if (rail_switch[r] >= 0) continue;
+    for (NpuId a : rail)
+      for (NpuId b : rail)
+        if (a != b && routes.route(a, b).empty()) return std::nullopt;
+  }
+
+  const Bytes bytes = collective.chunk_bytes();
+  const NpuId g0 = gpus[0][0];
+  const Time nv_up = route_time(topology, g0, switches[0], bytes);
+  const Time nv_down = route_time(topology, switches[0], g0, bytes);
+  // A rail port's time per chunk: its first hop (to the leaf, or the direct link).
+  const Time nic =
+      topology.transfer_time(rail_switch[0] >= 0 ? topology.find_link(g0, rail_switch[0])
+                                                 : routes.route(g0, gpus[1][0]).front(),
+                             bytes);
+  const Time rail_hop = rail_switch[0] >= 0 ? nic : route_time(topology, g0, gpus[1][0], bytes);
+  // The bottleneck's period per chunk: each NPU's NVLink port carries about one chunk per chunk
+  // of the buffer; its rail port 2 (M - 1) / M (SHARP: 1) chunks per chunk of its rail.
+  const double rail_chunks = rail_switch[0] >= 0 ? 1.0 : 2.0 * (domains - 1) / domains;
+  const Time period =
+      std::max<Time>(std::max(nv_up, nv_down),
+                     static_cast<Time>(rail_chunks * static_cast<double>(nic) / per_domain) + 1);
+
+  SlotPlan plan(collective, "tacos", model);
+  const int chunks = collective.num_chunks();
+  for (ChunkId c = 0; c < chunks; ++c) {
+    const int r = c % per_domain;
+    const int home = (c / per_domain) % domains;
+    Time t = static_cast<Time>(c) * period;
+    auto send = [&](DeviceId from, DeviceId to, Time at, Time lasts, bool reduce) {
+      plan.send_at(from, to, at, at + lasts, c, reduce);
+    };
+    // (1) into each domain's rail NPU
+    for (int d = 0; d < domains; ++d) {
+      for (NpuId m : gpus[d])
+        if (m != gpus[d][r]) send(m, switches[d], t, nv_up, true);
+      send(switches[d], gpus[d][r], t + nv_up, nv_down, true);
+    }
+    t += nv_up + nv_down;
+    // (2) across the rail
+    t += slack.before_rail * period;
+    if (rail_switch[r] >= 0) {
+      for (int d = 0; d < domains; ++d) send(gpus[d][r], rail_switch[r], t, nic, true);
+      t += nic;
+      for (int d = 0; d < domains; ++d) send(rail_switch[r], gpus[d][r], t, nic, false);
+      t += nic;
+    } else if (domains == 2) {
+      // Two domains swap their partial sums: one crossing each way, both end with the sum.
+      send(gpus[0][r], gpus[1][r], t, rail_hop, true);
+      send(gpus[1][r], gpus[0][r], t, rail_hop, true);
+      t += rail_hop;
+    } else {
+      const NpuId h = gpus[home][r];
+      for (int d = 0; d < domains; ++d)
+        if (d != home) send(gpus[d][r], h, t, rail_hop, true);
+      t += rail_hop;
+      for (int d = 0; d < domains; ++d)
+        if (d != home) send(h, gpus[d][r], t, rail_hop, false);
+      t += rail_hop;
+    }
+    // (3) out to each domain
+    t += slack.before_domains * period;
+    for (int d = 0; d < domains; ++d) {
+      send(gpus[d][r], switches[d], t, nv_up, false);
+      for (NpuId m : gpus[d])
+        if (m != gpus[d][r]) send(switches[d], m, t + nv_up, nv_down, false);
+    }
+  }
+  return plan.build(topology, model);
+}
+
+}  // namespace
+
+std::optional<DeviceId> shared_reducing_switch(const Topology& topology,
+                                               const Collective& collective) {
+  for (DeviceId s = topology.npus(); s < topology.devices(); ++s) {
+    if (!topology.is_reducing(s)) continue;
+    bool joined = true;
+    for (NpuId m : collective.members())
+      if (topology.find_link(m, s) < 0 || topology.find_link(s, m) < 0) {
+        joined = false;
+        break;
+      }
+    if (joined) return s;
+  }
+  return std::nullopt;
+}
+
+std::optional<Algorithm> in_switch_plan(const Topology& topology, const Collective& collective,
+                                        LinkModel model) {
+  const CollectiveKind kind = collective.kind();
+  if (kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter ||
+      kind == CollectiveKind::kAllToAll || collective.num_members() < 2)
+    return std::nullopt;
+  const std::optional<DeviceId> found = shared_reducing_switch(topology, collective);
+  if (!found) {
+    if (kind != CollectiveKind::kAllReduce) return std::nullopt;
+    // The fastest over a few slacks (measured on dgx-h100:2 with NVLS and SHARP: no single one
+    // is best at every K); ties keep the earlier.
+    std::optional<Algorithm> best;
+    for (const Slack slack :
+         {Slack{0, 0}, Slack{4, 0}, Slack{16, 0}, Slack{4, 8}, Slack{16, 16}, Slack{4, 32}}) {
+      std::optional<Algorithm> plan = domains_all_reduce(topology, collective, model, slack);
+      if (!plan) return std::nullopt;
+      if (!best || plan->collective_time < best->collective_time) best = std::move(plan);
+    }
+    return best;
+  }
+  const DeviceId s = *found;
+  SlotPlan plan(collective, "tacos", model);
+  Time slot = 0;
+  // Up: every contributor (reductions) or the chunk's source (copies) sends the chunk to the
+  // switch; down: the switch sends the sum or the copy to each destination but the sender of
+  // a copy. A reduction's destination that contributes keeps its own part and adds the sum of
+  // the others (a reduce transfer), except in All-Reduce, where the switch holds every
+  // contribution and sends the finished sum (a copy) to all.
+  auto plan_chunk = [&](ChunkId c) {
+    const auto sources = collective.sources(c);
+    const auto destinations = collective.destinations(c);
+    const bool reduction = is_reduction(kind);
+    const bool all_reduce = kind == CollectiveKind::kAllReduce;
+    auto single_destination_contributes = [&](NpuId m) {
+      return !all_reduce && destinations.size() == 1 && destinations[0] == m;
+    };
+    for (NpuId m : sources)
+      if (!(reduction && single_destination_contributes(m))) plan.send(m, s, slot, c, reduction);
+    for (NpuId m : destinations) {
+      if (!reduction && sources.size() == 1 && sources[0] == m) continue;
+      plan.send(s, m, slot + 1, c, reduction && !all_reduce);
+    }
+  };
+  if (has_root(kind)) {
+    for (ChunkId c = 0; c < collective.num_chunks(); ++c, slot += 2) plan_chunk(c);
+  } else {
+    for_each_chunk(collective, [&](ChunkId c, int) {
+      plan_chunk(c);
+      slot += 2;
+    });
+  }
+  return plan.build(topology, model);
+}
+
+std::optional<std::string> nvls_inapplicable(const Topology& topology,
+                                             const Collective& collective) {
+  const CollectiveKind kind = collective.kind();
+  if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kReduceScatter &&
+      kind != CollectiveKind::kAllGather)
+    return "nvls is defined for all-reduce, reduce-scatter and all-gather, not " + to_string(kind);
+  if (collective.num_members() < 2) return "nvls needs two or more NPUs";
+  if (!shared_reducing_switch(topology, collective))
+    return std::string(
+        "nvls needs one reducing switch (NVLink SHARP) joined to every NPU of the collective "
+        "(e.g. switch:8:nvls or dgx-h100:1:nvls)");
+  return std::nullopt;
+}
+
+Algorithm nvls_baseline(const Topology& topology, const Collective& collective, LinkModel model) {
+  if (auto reason = nvls_inapplicable(topology, collective)) throw Error(*reason);
+  const DeviceId s = *shared_reducing_switch(topology, collective);
+  const auto& members = collective.members();
+  const CollectiveKind kind = collective.kind();
+  const bool pull = kind != CollectiveKind::kAllGather;       // multimem.ld_reduce
+  const bool store = kind != CollectiveKind::kReduceScatter;  // multimem.st
+  SlotPlan plan(collective, "nvls", model);
+  // Per piece p, four phases at slots 4p + 0, 1 (the pull: contributions up, the sum to its
+  // owner), 5 and 6 (the store: the owner's shard up, then to every GPU). The store of piece p
+  // is recorded after the pull of piece p + 1, so that a GPU's port sends its next
+  // contributions while its last sum is on its way (NCCL runs the two on separate warps).
+  for_each_chunk(collective, [&](ChunkId c, int owner) {
+    const Time base = 4 * static_cast<Time>(c % collective.chunks_per_npu());
+    const NpuId o = members[owner];
+    if (pull) {
+      for (NpuId m : members) plan.send(m, s, base, c, /*reduce=*/true);
+      plan.send(s, o, base + 1, c, /*reduce=*/false);
+    }
+    if (store) {
+      plan.send(o, s, base + 5, c, false);
+      for (NpuId m : members) plan.send(s, m, base + 6, c, false);
+    }
+  });
+  return plan.build(topology, model);
+}
+
+}  // namespace tacos::detail

@@ -1,0 +1,286 @@
+// Reducing switches (issue "In-network reduction"): a switch that adds up what is sent to it
+// and sends what it holds. Hand-worked times of tacos's in-switch plan and of NCCL's NVLS under
+// both link models, the verifier tracking contributor sets through the switch (hand-made bad
+// schedules), the simulator's errors, and the All-Reduce bound that holds with such a switch.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/bounds/lower_bound.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/simulation/simulator.h"
+#include "tacos/synthesis/baselines.h"
+#include "tacos/synthesis/synthesizer.h"
+#include "tacos/topology/generators.h"
+#include "test_printers.h"
+
+namespace tacos {
+namespace {
+
+// A chunk of 2^20 bytes on a 1 GB/s (2^30 B/s) port takes exactly 1/1024 s.
+constexpr Time kChunk = 976'562'500;
+constexpr Time kLatency = 500'000;  // 0.5 us
+constexpr Bytes kChunkBytes = Bytes{1} << 20;
+
+// N NPUs on one switch (device N), 1 GB/s and 0.5 us per port, reducing (and multicast) or not.
+Topology star(int n, bool reducing) {
+  std::vector<Link> links;
+  for (int i = 0; i < n; ++i) {
+    links.push_back({i, n, 1.0, kLatency});
+    links.push_back({n, i, 1.0, kLatency});
+  }
+  Topology t(n, 1, links, "star");
+  if (reducing) {
+    t.set_reducing(n);
+    t.set_multicast(n);
+  }
+  return t;
+}
+
+Collective all_reduce(int n, int k) {
+  return Collective::make(CollectiveKind::kAllReduce, n, kChunkBytes * n * k, k);
+}
+
+SynthesisOptions options(LinkModel model) {
+  SynthesisOptions o;
+  o.link_model = model;
+  o.threads = 1;
+  return o;
+}
+
+TEST(ReducingSwitch, TopologyFlags) {
+  Topology t = star(4, false);
+  EXPECT_FALSE(t.is_reducing(4));
+  EXPECT_EQ(t.reducing_switches(), 0);
+  t.set_reducing(4);
+  EXPECT_TRUE(t.is_reducing(4));
+  EXPECT_FALSE(t.is_reducing(0));
+  EXPECT_EQ(t.reducing_switches(), 1);
+  EXPECT_THROW(t.set_reducing(0), Error);
+}
+
+// Every NPU sends each chunk up once; the switch sends each sum down to all as soon as every
+// contribution is in. astra: port j-th chunk arrives at the switch at (j+1) t + L and reaches
+// the NPUs at (j+2) t + 2L, so T = (N K + 1) t + 2 L = S / B + t + 2 L. tacos: a message holds a
+// port for L + t, so T = (N K + 1)(L + t).
+TEST(ReducingSwitch, TacosPlanAllReduceHandWorked) {
+  for (int n : {2, 4, 8})
+    for (int k : {1, 3}) {
+      const Topology t = star(n, true);
+      const Collective c = all_reduce(n, k);
+      const SynthesisResult astra = synthesize_tacos(t, c, options(LinkModel::kAstra));
+      EXPECT_EQ(astra.collective_time, (n * k + 1) * kChunk + 2 * kLatency) << n << " " << k;
+      EXPECT_EQ(astra.algorithm.synthesizer, "tacos");
+      // Each NPU sends N K chunks up and receives N K sums: 2 N^2 K transfers. With N = 2 the
+      // unicast greedy also moves S each way and ties; the greedy is kept.
+      if (n > 2) {
+        EXPECT_EQ(astra.transfers, 2 * n * n * k);
+      }
+      const SynthesisResult tacos = synthesize_tacos(t, c, options(LinkModel::kTacos));
+      EXPECT_EQ(tacos.collective_time, (n * k + 1) * (kChunk + kLatency)) << n << " " << k;
+      for (const auto& [result, model] :
+           {std::pair{&astra, LinkModel::kAstra}, std::pair{&tacos, LinkModel::kTacos}}) {
+        const VerifyResult v = verify_algorithm(result->algorithm, t, model);
+        EXPECT_TRUE(v.ok) << v.error;
+        EXPECT_EQ(simulate(result->algorithm, t, model).collective_time, result->collective_time);
+      }
+    }
+}
+
+// NCCL's NVLS with N = 2, K = 1 (chunk c of shard c), astra (t per chunk, arrival L later):
+// ld_reduce: both NPUs send chunks 0, 1 up in [0, t], [t, 2t]; sums complete at t + L and
+// 2t + L and reach their owners at 2t + 2L and 3t + 2L. multimem.st: NPU 0 sends chunk 0 up at
+// 2t + 2L (its port is free since 2t), arriving 3t + 3L; NPU 1 sends chunk 1 at 3t + 2L,
+// arriving 4t + 3L. The switch writes chunk 0 to both in [3t + 3L, 4t + 3L] and chunk 1 in
+// [4t + 3L, 5t + 3L]: T = 5t + 4L. tacos model (u = L + t per hop, ports held for it): the same
+// steps at 5u. Each port carries S (1 + 1/N) = 3 chunks each way.
+TEST(ReducingSwitch, NvlsBaselineHandWorked) {
+  const Topology t = star(2, true);
+  const Collective c = all_reduce(2, 1);
+  const Algorithm astra = synthesize_baseline(Baseline::kNvls, t, c, LinkModel::kAstra);
+  EXPECT_EQ(astra.collective_time, 5 * kChunk + 4 * kLatency);
+  EXPECT_EQ(astra.synthesizer, "nvls");
+  const Algorithm tacos = synthesize_baseline(Baseline::kNvls, t, c, LinkModel::kTacos);
+  EXPECT_EQ(tacos.collective_time, 5 * (kChunk + kLatency));
+  const SimulationResult sim = simulate(astra, t, LinkModel::kAstra);
+  for (LinkId l = 0; l < t.num_links(); ++l) EXPECT_EQ(sim.link_busy_ps[l], 3 * kChunk);
+  EXPECT_TRUE(verify_algorithm(astra, t, LinkModel::kAstra).ok);
+  EXPECT_TRUE(verify_algorithm(tacos, t, LinkModel::kTacos).ok);
+}
+
+// At scale the ports carry S (1 + 1/N) each way, NCCL's NVLS traffic, and pipelining makes the
+// time that plus a few pieces; tacos's plan moves S each way.
+TEST(ReducingSwitch, NvlsTrafficAndTacosBeatsIt) {
+  const int n = 8, k = 8;
+  const Topology t = star(n, true);
+  const Collective c = all_reduce(n, k);
+  const Algorithm nvls = synthesize_baseline(Baseline::kNvls, t, c, LinkModel::kAstra);
+  const SimulationResult sim = simulate(nvls, t, LinkModel::kAstra);
+  const Time s_over_b = n * k * kChunk;
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    EXPECT_EQ(sim.link_busy_ps[l], s_over_b + s_over_b / n) << l;
+  EXPECT_GE(nvls.collective_time, s_over_b + s_over_b / n);
+  EXPECT_LE(nvls.collective_time, s_over_b + s_over_b / n + 3 * (n + 1) * kChunk + 4 * kLatency);
+  const SynthesisResult tacos = synthesize_tacos(t, c, options(LinkModel::kAstra));
+  EXPECT_LT(static_cast<double>(tacos.collective_time),
+            0.92 * static_cast<double>(nvls.collective_time));
+  for (CollectiveKind kind :
+       {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
+    const Collective ck = Collective::make(kind, n, kChunkBytes * n * k, k);
+    for (LinkModel model : {LinkModel::kAstra, LinkModel::kTacos}) {
+      const Algorithm a = synthesize_baseline(Baseline::kNvls, t, ck, model);
+      const VerifyResult v = verify_algorithm(a, t, model);
+      EXPECT_TRUE(v.ok) << to_string(kind) << ": " << v.error;
+    }
+  }
+}
+
+TEST(ReducingSwitch, NvlsInapplicable) {
+  const Collective c = all_reduce(4, 1);
+  EXPECT_EQ(baseline_inapplicable(Baseline::kNvls, star(4, false), c).value_or(""),
+            "nvls needs one reducing switch (NVLink SHARP) joined to every NPU of the collective "
+            "(e.g. switch:8:nvls or dgx-h100:1:nvls)");
+  EXPECT_EQ(baseline_inapplicable(Baseline::kNvls, star(4, true),
+                                  Collective::make(CollectiveKind::kBroadcast, 4, 1 << 20, 1))
+                .value_or(""),
+            "nvls is defined for all-gather, reduce-scatter and all-reduce, not broadcast");
+  EXPECT_FALSE(baseline_inapplicable(Baseline::kNvls, star(4, true), c));
+}
+
+// Every collective the plan covers, both models: verified, simulated to its time, and never
+// slower than the unicast greedy on the same star without reduction.
+TEST(ReducingSwitch, EveryCollectiveVerifies) {
+  const int n = 4;
+  const Topology t = star(n, true);
+  const Topology plain = star(n, false);
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,
+        CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    for (LinkModel model : {LinkModel::kAstra, LinkModel::kTacos}) {
+      const Collective c = Collective::make(kind, n, kChunkBytes * n * 2, 2, {}, 1);
+      const SynthesisResult r = synthesize_tacos(t, c, options(model));
+      const VerifyResult v = verify_algorithm(r.algorithm, t, model);
+      EXPECT_TRUE(v.ok) << to_string(kind) << ": " << v.error;
+      EXPECT_EQ(v.collective_time, r.collective_time) << to_string(kind);
+      const SynthesisResult unicast = synthesize_tacos(plain, c, options(model));
+      EXPECT_LE(r.collective_time, unicast.collective_time) << to_string(kind);
+      const LowerBound bound = compute_lower_bound(t, c);
+      EXPECT_GE(to_micros(r.collective_time) * (1 + 1e-9), bound.lower_bound_us) << to_string(kind);
+    }
+  }
+}
+
+// With a reducing switch every NPU must still send and receive the whole buffer: S / B, not
+// the unicast 2 (N - 1) / N x S / B (the gossip bound no longer holds).
+TEST(ReducingSwitch, AllReduceBound) {
+  const int n = 8, k = 1;
+  const Collective c = all_reduce(n, k);
+  const double s_over_b_us = to_micros(n * k * kChunk);
+  EXPECT_NEAR(compute_lower_bound(star(n, true), c).bandwidth_bound_us, s_over_b_us, 1e-6);
+  EXPECT_NEAR(compute_lower_bound(star(n, false), c).bandwidth_bound_us,
+              2.0 * (n - 1) / n * s_over_b_us, 1e-6);
+  // Reduce-Scatter keeps its bound: each NPU's contributions to the others' shards must leave.
+  const Collective rs = Collective::make(CollectiveKind::kReduceScatter, n, kChunkBytes * n, 1);
+  EXPECT_NEAR(compute_lower_bound(star(n, true), rs).bandwidth_bound_us,
+              compute_lower_bound(star(n, false), rs).bandwidth_bound_us, 1e-9);
+  EXPECT_EQ(compute_lower_bound(star(n, true), c).store_and_forward_bound_us, 0);
+}
+
+// The verifier follows contributor sets through the switch.
+TEST(ReducingSwitch, VerifierRejectsBadSchedules) {
+  const Topology t = star(2, true);
+  const Collective c = all_reduce(2, 1);  // chunks 0 and 1, each summed over NPUs 0 and 1
+  const Time hop = kChunk + kLatency;
+  auto good = [&](Algorithm& a) {
+    for (ChunkId ch : {0, 1}) {
+      a.add_transfer(0, 2, ch * hop, (ch + 1) * hop, ch, true);
+      a.add_transfer(1, 2, ch * hop, (ch + 1) * hop, ch, true);
+      a.add_transfer(2, 0, (ch + 1) * hop, (ch + 2) * hop, ch, false);
+      a.add_transfer(2, 1, (ch + 1) * hop, (ch + 2) * hop, ch, false);
+    }
+  };
+  {
+    Algorithm a(c);
+    good(a);
+    const VerifyResult v = verify_algorithm(a, t, LinkModel::kTacos);
+    EXPECT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.collective_time, 3 * hop);
+  }
+  {  // NPU 0's contribution to chunk 0 twice
+    Algorithm a(c);
+    good(a);
+    a.add_transfer(0, 2, 2 * hop, 3 * hop, 0, true);
+    EXPECT_EQ(verify_algorithm(a, t, LinkModel::kTacos).error,
+              "chunk 0: switch 2 receives NPU 0's contribution twice (transfer 8 (0 -> 2, chunk "
+              "0) at 2931.1875 us)");
+  }
+  {  // the switch sends chunk 1's sum before NPU 1's part is in
+    Algorithm a(c);
+    a.add_transfer(0, 2, 0, hop, 0, true);
+    a.add_transfer(1, 2, 0, hop, 0, true);
+    a.add_transfer(2, 0, hop, 2 * hop, 0, false);
+    a.add_transfer(2, 1, hop, 2 * hop, 0, false);
+    a.add_transfer(0, 2, hop, 2 * hop, 1, true);
+    a.add_transfer(2, 1, 2 * hop, 3 * hop, 1, false);
+    a.add_transfer(1, 2, 2 * hop, 3 * hop, 1, true);
+    a.add_transfer(2, 0, 3 * hop, 4 * hop, 1, false);
+    EXPECT_EQ(verify_algorithm(a, t, LinkModel::kTacos).error,
+              "chunk 1 at NPU 1 lacks the contribution of NPU 1");
+  }
+  {  // a switch without the capability holds nothing
+    Algorithm a(c);
+    good(a);
+    EXPECT_EQ(verify_algorithm(a, star(2, false), LinkModel::kTacos).error,
+              "transfer 0 (0 -> 2, chunk 0): messages go between NPUs; switch 2 does not reduce, "
+              "so it only forwards them (only a reducing switch holds data)");
+    EXPECT_THROW(simulate(a, star(2, false), LinkModel::kTacos), Error);
+  }
+  {  // the switch sends what it never got
+    Algorithm a(c);
+    a.add_transfer(2, 0, 0, hop, 0, false);
+    const VerifyResult v = verify_algorithm(a, t, LinkModel::kTacos);
+    EXPECT_EQ(v.error.substr(0, 71),
+              "transfer 0 (2 -> 0, chunk 0) starts at 0 us and sends chunk 0 from swit");
+  }
+}
+
+// dgx-h100:2 with NVLS on its NVSwitches (devices 16, 17; the rails stay unicast), and with
+// SHARP on its rail leaves as well: the plan across domains verifies, replays to its time and is
+// never slower than the unicast plan. Under the astra model at K = 64 it comes within 4% of the
+// bound: a node must receive the whole buffer over its 8 NICs, 64 MiB / 400 GB/s = 156.25 us
+// (measured 161.963 us; unicast 243.692 us, against its own bound of 234.375 us).
+TEST(ReducingSwitch, DomainsAllReduce) {
+  for (bool sharp : {false, true})
+    for (LinkModel model : {LinkModel::kAstra, LinkModel::kTacos})
+      for (int k : {4, 64}) {
+        const Topology unicast = generate_topology("dgx-h100:2", LinkParams{});
+        Topology t = unicast;
+        t.set_reducing(16);
+        t.set_reducing(17);
+        if (sharp)
+          for (DeviceId s = 18; s < t.devices(); ++s) t.set_reducing(s);
+        const Collective c = Collective::make(CollectiveKind::kAllReduce, 16, 64 << 20, k);
+        const SynthesisResult r = synthesize_tacos(t, c, options(model));
+        const VerifyResult v = verify_algorithm(r.algorithm, t, model);
+        ASSERT_TRUE(v.ok) << v.error;
+        EXPECT_EQ(simulate(r.algorithm, t, model).collective_time, r.collective_time);
+        const SynthesisResult plain = synthesize_tacos(unicast, c, options(model));
+        EXPECT_LE(r.collective_time, plain.collective_time) << sharp << " " << k;
+        const LowerBound bound = compute_lower_bound(t, c);
+        EXPECT_NEAR(bound.lower_bound_us, 156.25, 1e-6);
+        const double ratio = to_micros(r.collective_time) / bound.lower_bound_us;
+        EXPECT_GE(ratio, 1.0);
+        if (model == LinkModel::kAstra && k == 64) {
+          EXPECT_LE(ratio, 1.05) << sharp;
+        }
+        if (model == LinkModel::kAstra && k == 4) {
+          EXPECT_LT(r.collective_time, plain.collective_time) << sharp;
+        }
+      }
+}
+
+}  // namespace
+}  // namespace tacos
