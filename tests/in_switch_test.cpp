@@ -279,6 +279,19 @@ TEST(ReducingSwitch, DomainsAllReduce) {
         if (model == LinkModel::kAstra && k == 4) {
           EXPECT_LT(r.collective_time, plain.collective_time) << sharp;
         }
+        // NCCL's algorithms across nodes: verified, and never faster than tacos.
+        for (Baseline b : {Baseline::kNvlsTree, Baseline::kCollnet}) {
+          if (b == Baseline::kCollnet && !sharp) {
+            EXPECT_EQ(baseline_inapplicable(b, t, c).value_or(""),
+                      "collnet needs an InfiniBand SHARP switch joined to each rail (e.g. "
+                      "dgx-h100:4:nvls:sharp)");
+            continue;
+          }
+          const Algorithm a = synthesize_baseline(b, t, c, model);
+          const VerifyResult va = verify_algorithm(a, t, model);
+          EXPECT_TRUE(va.ok) << va.error;
+          EXPECT_LE(r.collective_time, a.collective_time) << to_string(b) << " " << k;
+        }
       }
 }
 

@@ -106,7 +106,7 @@ void add_compare_command(CLI::App& app) {
   cmd->job.flags.add_portfolio_to(*sub);
   sub->add_option("--algorithms", cmd->job.algorithms,
                   "Comma list of algorithms to compare (default: " + algorithm_list() +
-                      "; nvls only where a switch reduces)");
+                      "; nvls, nvls-tree and collnet only where a switch reduces)");
   sub->add_flag("--json", cmd->json,
                 "Print one JSON object {\"results\": [...]} (algbw_gbps, busbw_gbps: GB/s of "
                 "10^9 B/s, as nccl-tests)");

@@ -20,7 +20,9 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kDbt, "dbt"},
                                    {Baseline::kHierarchical, "hierarchical"},
                                    {Baseline::kBiring, "biring"},
-                                   {Baseline::kNvls, "nvls"}};
+                                   {Baseline::kNvls, "nvls"},
+                                   {Baseline::kNvlsTree, "nvls-tree"},
+                                   {Baseline::kCollnet, "collnet"}};
 
 std::string quoted(std::string_view text) {
   std::string result(1, '\'');
@@ -35,7 +37,8 @@ Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
   throw Error("--algorithm: unknown baseline " + quoted(text) +
-              " (expected ring, direct, rhd, dbt, hierarchical, biring or nvls)");
+              " (expected ring, direct, rhd, dbt, hierarchical, biring, nvls, nvls-tree or "
+              "collnet)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -65,6 +68,9 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
       return std::nullopt;
     case Baseline::kNvls:
       return detail::nvls_inapplicable(network, collective);
+    case Baseline::kNvlsTree:
+    case Baseline::kCollnet:
+      return detail::nvls_tree_inapplicable(network, collective, baseline == Baseline::kCollnet);
     case Baseline::kRhd:
       if ((n & (n - 1)) != 0)
         return "rhd needs a power-of-two NPU count (N = " + std::to_string(n) + ")";
@@ -101,6 +107,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
   if (auto reason = baseline_inapplicable(baseline, network, collective)) throw Error(*reason);
   // In-switch plans name the switch: they are made and timed on the network itself.
   if (baseline == Baseline::kNvls) return detail::nvls_baseline(network, collective, model);
+  if (baseline == Baseline::kNvlsTree || baseline == Baseline::kCollnet)
+    return detail::nvls_tree_baseline(network, collective, model, baseline == Baseline::kCollnet);
   // Switches are devices: plan between NPUs over the switch routes, time on the switches.
   const Topology view = network.switches() > 0 ? switch_route_view(network) : Topology();
   const Topology& planned = network.switches() > 0 ? view : network;
@@ -116,6 +124,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
     case Baseline::kDbt:
       return detail::dbt_baseline(planned, network, collective, model);
     case Baseline::kNvls:
+    case Baseline::kNvlsTree:
+    case Baseline::kCollnet:
       break;
     case Baseline::kHierarchical:
       if (const auto shape = detail::leaf_relay_shape(network.shape(), network.npus()))

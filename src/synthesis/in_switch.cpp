@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "reduction.h"
@@ -76,31 +77,23 @@ Time route_time(const Topology& topology, DeviceId src, DeviceId dst, Bytes byte
   return std::max<Time>(total, 1);
 }
 
-// All-Reduce over several NVLink domains (every NPU on a reducing switch of its domain, domains
-// of equal size joined by rails: the i-th NPU of every domain reaches the others' i-th NPUs).
-// Chunk c is carried by rail r = c mod D: (1) in each domain the NPUs but the rail's send their
-// part up and the switch sends the sum to the rail's NPU; (2) the rail's NPUs all-reduce it,
-// through a reducing switch joined to the whole rail (SHARP: up once, the sum down) or, without
-// one, to the chunk's home domain and back; (3) each rail NPU sends the result up once and its
-// domain switch sends it to the others. Per NPU that is the whole buffer out and in on NVLink,
-// and 2 (M - 1) / M of its rail's share on the rail (SHARP: the share once each way).
-// The placeholder times are estimates from the bottleneck period, so that each port's queue
-// holds the chunks in the order they become ready (no port waits for a late chunk while an
-// earlier-ready one is queued behind it).
-// How many bottleneck periods later than the unqueued estimate the rail and the domain
-// stages are recorded: the queues they meet delay them, and a port's FIFO must not hold an
-// early chunk behind a late one.
-struct Slack {
-  Time before_rail = 0;
-  Time before_domains = 0;
+// NVLink domains joined by rails: every NPU on the reducing switch of its fastest link (its
+// node's NVSwitch), domains of equal size, the i-th NPUs of all domains forming rail i, each
+// rail either joined by one reducing switch (SHARP) or reaching itself through the network.
+struct Domains {
+  std::vector<DeviceId> switches;        // per domain, ascending
+  std::vector<std::vector<NpuId>> gpus;  // per domain, ascending
+  std::vector<DeviceId> rail_switch;     // per rail: its reducing switch, or -1
+  int per_domain() const { return static_cast<int>(gpus.front().size()); }
+  int count() const { return static_cast<int>(switches.size()); }
 };
 
-std::optional<Algorithm> domains_all_reduce(const Topology& topology, const Collective& collective,
-                                            LinkModel model, Slack slack) {
+// The domains of `collective` (every NPU of the topology) or why there are none.
+std::variant<Domains, std::string> find_domains(const Topology& topology,
+                                                const Collective& collective) {
   const int n = collective.num_members();
-  if (n != topology.npus() || topology.reducing_switches() == 0) return std::nullopt;
-  // Domains: NPUs grouped by the reducing switch of their fastest link (the NVSwitch, not a
-  // SHARP rail leaf).
+  if (n != topology.npus())
+    return std::string("it needs every NPU of the topology in the collective");
   std::vector<DeviceId> domain_switch(n, -1);
   for (NpuId m = 0; m < n; ++m) {
     double fastest = 0;
@@ -112,57 +105,108 @@ std::optional<Algorithm> domains_all_reduce(const Topology& topology, const Coll
         domain_switch[m] = link.dst;
       }
     }
-    if (domain_switch[m] < 0) return std::nullopt;
+    if (domain_switch[m] < 0)
+      return "NPU " + std::to_string(m) + " is on no reducing switch (an NVLS NVSwitch)";
   }
-  std::vector<DeviceId> switches(domain_switch);
-  std::sort(switches.begin(), switches.end());
-  switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
-  const int domains = static_cast<int>(switches.size());
-  if (domains < 2 || n % domains != 0) return std::nullopt;
-  const int per_domain = n / domains;
-  if (per_domain < 2) return std::nullopt;
-  std::vector<std::vector<NpuId>> gpus(domains);  // per domain, ascending
+  Domains out;
+  out.switches = domain_switch;
+  std::sort(out.switches.begin(), out.switches.end());
+  out.switches.erase(std::unique(out.switches.begin(), out.switches.end()), out.switches.end());
+  const int domains = out.count();
+  if (domains < 2) return std::string("it needs two or more NVLink domains (nodes)");
+  out.gpus.resize(domains);
   for (NpuId m = 0; m < n; ++m) {
     const int d = static_cast<int>(
-        std::lower_bound(switches.begin(), switches.end(), domain_switch[m]) - switches.begin());
-    gpus[d].push_back(m);
+        std::lower_bound(out.switches.begin(), out.switches.end(), domain_switch[m]) -
+        out.switches.begin());
+    out.gpus[d].push_back(m);
   }
-  for (const auto& g : gpus)
-    if (static_cast<int>(g.size()) != per_domain) return std::nullopt;
-  // Rails: the i-th NPUs of all domains; each reaches the others (directly or through switches)
-  // or the plan does not apply. A rail's reducing switch, when there is one, does SHARP.
+  const std::size_t size = out.gpus.front().size();
+  for (const auto& g : out.gpus)
+    if (g.size() != size || size < 2)
+      return std::string("its NVLink domains must have the same number of NPUs, two or more");
   const SwitchRoutes& routes = topology.switch_routes();
-  std::vector<DeviceId> rail_switch(per_domain, -1);
+  out.rail_switch.assign(size, -1);
   std::vector<NpuId> rail;
-  for (int r = 0; r < per_domain; ++r) {
+  for (std::size_t r = 0; r < size; ++r) {
     rail.clear();
-    for (int d = 0; d < domains; ++d) rail.push_back(gpus[d][r]);
-    rail_switch[r] = reducing_switch_of(topology, rail);
-    if (rail_switch[r] >= 0) continue;
+    for (int d = 0; d < domains; ++d) rail.push_back(out.gpus[d][r]);
+    out.rail_switch[r] = reducing_switch_of(topology, rail);
+    if (out.rail_switch[r] >= 0) continue;
     for (NpuId a : rail)
       for (NpuId b : rail)
-        if (a != b && routes.route(a, b).empty()) return std::nullopt;
+        if (a != b && routes.route(a, b).empty())
+          return "NPU " + std::to_string(a) + " cannot reach NPU " + std::to_string(b) +
+                 " of its rail";
   }
+  return out;
+}
 
+// How the domains plan runs its two stages.
+enum class InDomain {
+  kTacos,  // contributions up from all but the rail's NPU, the sum down to it; the result up
+           // once and down to the others
+  kNccl    // NVLS: the same pull (the puller adds its own part locally, where ld_reduce also
+           // reads it through the switch: one chunk less on a port NCCL's rails leave idle);
+           // the result up and down to every NPU, itself included (multimem.st)
+};
+enum class AcrossRails {
+  kTacos,  // SHARP where the rail has it; else two domains swap, more reduce at a home and copy
+  kTree,   // NCCL's NVLSTree: two binary trees over the domains, half the chunks each
+  kSharp   // NCCL's CollNet: up to the rail's SHARP switch once, the sum down
+};
+
+// How many bottleneck periods later than the unqueued estimate the rail and the domain
+// stages are recorded: the queues they meet delay them, and a port's FIFO must not hold an
+// early chunk behind a late one.
+struct Slack {
+  Time before_rail = 0;
+  Time before_domains = 0;
+};
+
+// All-Reduce over the domains. Chunk c is carried by rail r = c mod D: (1) into the rail's NPU
+// of each domain through the domain's switch; (2) across the rail; (3) from the rail's NPU to
+// its domain through the switch. tacos's stages move the whole buffer out and in per NPU on
+// NVLink and 2 (M - 1) / M of its rail's share on the rail (SHARP: the share once each way).
+// The placeholder times are estimates from the bottleneck period, so that each port's queue
+// holds the chunks in about the order they become ready.
+Algorithm domains_all_reduce(const Topology& topology, const Collective& collective,
+                             LinkModel model, const Domains& dom, InDomain in_domain,
+                             AcrossRails across, Slack slack, const std::string& name) {
+  const int domains = dom.count();
+  const int per_domain = dom.per_domain();
   const Bytes bytes = collective.chunk_bytes();
-  const NpuId g0 = gpus[0][0];
-  const Time nv_up = route_time(topology, g0, switches[0], bytes);
-  const Time nv_down = route_time(topology, switches[0], g0, bytes);
+  const SwitchRoutes& routes = topology.switch_routes();
+  const NpuId g0 = dom.gpus[0][0];
+  const bool sharp =
+      across == AcrossRails::kSharp || (across == AcrossRails::kTacos && dom.rail_switch[0] >= 0);
+  const Time nv_up = route_time(topology, g0, dom.switches[0], bytes);
+  const Time nv_down = route_time(topology, dom.switches[0], g0, bytes);
   // A rail port's time per chunk: its first hop (to the leaf, or the direct link).
-  const Time nic =
-      topology.transfer_time(rail_switch[0] >= 0 ? topology.find_link(g0, rail_switch[0])
-                                                 : routes.route(g0, gpus[1][0]).front(),
-                             bytes);
-  const Time rail_hop = rail_switch[0] >= 0 ? nic : route_time(topology, g0, gpus[1][0], bytes);
+  const Time nic = topology.transfer_time(
+      sharp ? topology.find_link(g0, dom.rail_switch[0]) : routes.route(g0, dom.gpus[1][0]).front(),
+      bytes);
+  const Time rail_hop = sharp ? nic : route_time(topology, g0, dom.gpus[1][0], bytes);
   // The bottleneck's period per chunk: each NPU's NVLink port carries about one chunk per chunk
   // of the buffer; its rail port 2 (M - 1) / M (SHARP: 1) chunks per chunk of its rail.
-  const double rail_chunks = rail_switch[0] >= 0 ? 1.0 : 2.0 * (domains - 1) / domains;
+  const double rail_chunks = sharp ? 1.0 : 2.0 * (domains - 1) / domains;
   const Time period =
       std::max<Time>(std::max(nv_up, nv_down),
                      static_cast<Time>(rail_chunks * static_cast<double>(nic) / per_domain) + 1);
+  // Binary trees over the domains (NVLSTree): tree 0 in domain order, tree 1 mirrored; a
+  // domain's parent in tree t.
+  auto parent = [&](int d, int tree) {
+    const int i = tree == 0 ? d : domains - 1 - d;
+    if (i == 0) return -1;
+    const int p = (i - 1) / 2;
+    return tree == 0 ? p : domains - 1 - p;
+  };
+  int depth = 0;
+  while ((1 << depth) < domains + 1) ++depth;
 
-  SlotPlan plan(collective, "tacos", model);
+  SlotPlan plan(collective, name, model);
   const int chunks = collective.num_chunks();
+  const bool nccl = in_domain == InDomain::kNccl;
   for (ChunkId c = 0; c < chunks; ++c) {
     const int r = c % per_domain;
     const int home = (c / per_domain) % domains;
@@ -172,41 +216,74 @@ std::optional<Algorithm> domains_all_reduce(const Topology& topology, const Coll
     };
     // (1) into each domain's rail NPU
     for (int d = 0; d < domains; ++d) {
-      for (NpuId m : gpus[d])
-        if (m != gpus[d][r]) send(m, switches[d], t, nv_up, true);
-      send(switches[d], gpus[d][r], t + nv_up, nv_down, true);
+      for (NpuId m : dom.gpus[d])
+        if (m != dom.gpus[d][r]) send(m, dom.switches[d], t, nv_up, true);
+      send(dom.switches[d], dom.gpus[d][r], t + nv_up, nv_down, true);
     }
     t += nv_up + nv_down;
     // (2) across the rail
     t += slack.before_rail * period;
-    if (rail_switch[r] >= 0) {
-      for (int d = 0; d < domains; ++d) send(gpus[d][r], rail_switch[r], t, nic, true);
+    if (sharp) {
+      for (int d = 0; d < domains; ++d) send(dom.gpus[d][r], dom.rail_switch[r], t, nic, true);
       t += nic;
-      for (int d = 0; d < domains; ++d) send(rail_switch[r], gpus[d][r], t, nic, false);
+      for (int d = 0; d < domains; ++d) send(dom.rail_switch[r], dom.gpus[d][r], t, nic, false);
       t += nic;
+    } else if (across == AcrossRails::kTree) {
+      const int tree = (c / per_domain) % 2;
+      // Up: a domain at tree level l (root 0) sends at (depth - 1 - l); down: at level l.
+      auto level = [&](int d) {
+        int l = 0;
+        for (int p = parent(d, tree); p >= 0; p = parent(p, tree)) ++l;
+        return l;
+      };
+      for (int d = 0; d < domains; ++d)
+        if (parent(d, tree) >= 0)
+          send(dom.gpus[d][r], dom.gpus[parent(d, tree)][r], t + (depth - 1 - level(d)) * rail_hop,
+               rail_hop, true);
+      t += depth * rail_hop;
+      for (int d = 0; d < domains; ++d)
+        if (parent(d, tree) >= 0)
+          send(dom.gpus[parent(d, tree)][r], dom.gpus[d][r], t + (level(d) - 1) * rail_hop,
+               rail_hop, false);
+      t += depth * rail_hop;
     } else if (domains == 2) {
       // Two domains swap their partial sums: one crossing each way, both end with the sum.
-      send(gpus[0][r], gpus[1][r], t, rail_hop, true);
-      send(gpus[1][r], gpus[0][r], t, rail_hop, true);
+      send(dom.gpus[0][r], dom.gpus[1][r], t, rail_hop, true);
+      send(dom.gpus[1][r], dom.gpus[0][r], t, rail_hop, true);
       t += rail_hop;
     } else {
-      const NpuId h = gpus[home][r];
+      const NpuId h = dom.gpus[home][r];
       for (int d = 0; d < domains; ++d)
-        if (d != home) send(gpus[d][r], h, t, rail_hop, true);
+        if (d != home) send(dom.gpus[d][r], h, t, rail_hop, true);
       t += rail_hop;
       for (int d = 0; d < domains; ++d)
-        if (d != home) send(h, gpus[d][r], t, rail_hop, false);
+        if (d != home) send(h, dom.gpus[d][r], t, rail_hop, false);
       t += rail_hop;
     }
     // (3) out to each domain
     t += slack.before_domains * period;
     for (int d = 0; d < domains; ++d) {
-      send(gpus[d][r], switches[d], t, nv_up, false);
-      for (NpuId m : gpus[d])
-        if (m != gpus[d][r]) send(switches[d], m, t + nv_up, nv_down, false);
+      send(dom.gpus[d][r], dom.switches[d], t, nv_up, false);
+      for (NpuId m : dom.gpus[d])
+        if (nccl || m != dom.gpus[d][r]) send(dom.switches[d], m, t + nv_up, nv_down, false);
     }
   }
   return plan.build(topology, model);
+}
+
+// The fastest over a few slacks (measured on dgx-h100:2 with NVLS and SHARP: no single one is
+// best at every K); ties keep the earlier.
+Algorithm fastest_domains_all_reduce(const Topology& topology, const Collective& collective,
+                                     LinkModel model, const Domains& dom, InDomain in_domain,
+                                     AcrossRails across, const std::string& name) {
+  std::optional<Algorithm> best;
+  for (const Slack slack :
+       {Slack{0, 0}, Slack{4, 0}, Slack{16, 0}, Slack{4, 8}, Slack{16, 16}, Slack{4, 32}}) {
+    Algorithm plan =
+        domains_all_reduce(topology, collective, model, dom, in_domain, across, slack, name);
+    if (!best || plan.collective_time < best->collective_time) best = std::move(plan);
+  }
+  return std::move(*best);
 }
 
 }  // namespace
@@ -234,17 +311,12 @@ std::optional<Algorithm> in_switch_plan(const Topology& topology, const Collecti
     return std::nullopt;
   const std::optional<DeviceId> found = shared_reducing_switch(topology, collective);
   if (!found) {
-    if (kind != CollectiveKind::kAllReduce) return std::nullopt;
-    // The fastest over a few slacks (measured on dgx-h100:2 with NVLS and SHARP: no single one
-    // is best at every K); ties keep the earlier.
-    std::optional<Algorithm> best;
-    for (const Slack slack :
-         {Slack{0, 0}, Slack{4, 0}, Slack{16, 0}, Slack{4, 8}, Slack{16, 16}, Slack{4, 32}}) {
-      std::optional<Algorithm> plan = domains_all_reduce(topology, collective, model, slack);
-      if (!plan) return std::nullopt;
-      if (!best || plan->collective_time < best->collective_time) best = std::move(plan);
-    }
-    return best;
+    if (kind != CollectiveKind::kAllReduce || topology.reducing_switches() == 0)
+      return std::nullopt;
+    const auto domains = find_domains(topology, collective);
+    if (!std::holds_alternative<Domains>(domains)) return std::nullopt;
+    return fastest_domains_all_reduce(topology, collective, model, std::get<Domains>(domains),
+                                      InDomain::kTacos, AcrossRails::kTacos, "tacos");
   }
   const DeviceId s = *found;
   SlotPlan plan(collective, "tacos", model);
@@ -319,6 +391,33 @@ Algorithm nvls_baseline(const Topology& topology, const Collective& collective, 
     }
   });
   return plan.build(topology, model);
+}
+
+std::optional<std::string> nvls_tree_inapplicable(const Topology& topology,
+                                                  const Collective& collective, bool collnet) {
+  const std::string name = collnet ? "collnet" : "nvls-tree";
+  if (collective.kind() != CollectiveKind::kAllReduce)
+    return name + " is defined for all-reduce, not " + to_string(collective.kind());
+  if (topology.reducing_switches() == 0)
+    return name + " needs NVLink SHARP switches (e.g. dgx-h100:4:nvls)";
+  const auto domains = find_domains(topology, collective);
+  if (const auto* why = std::get_if<std::string>(&domains)) return name + ": " + *why;
+  if (collnet)
+    for (DeviceId s : std::get<Domains>(domains).rail_switch)
+      if (s < 0)
+        return std::string(
+            "collnet needs an InfiniBand SHARP switch joined to each rail (e.g. "
+            "dgx-h100:4:nvls:sharp)");
+  return std::nullopt;
+}
+
+Algorithm nvls_tree_baseline(const Topology& topology, const Collective& collective,
+                             LinkModel model, bool collnet) {
+  if (auto reason = nvls_tree_inapplicable(topology, collective, collnet)) throw Error(*reason);
+  const Domains dom = std::get<Domains>(find_domains(topology, collective));
+  return fastest_domains_all_reduce(topology, collective, model, dom, InDomain::kNccl,
+                                    collnet ? AcrossRails::kSharp : AcrossRails::kTree,
+                                    collnet ? "collnet" : "nvls-tree");
 }
 
 }  // namespace tacos::detail

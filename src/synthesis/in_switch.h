@@ -15,6 +15,7 @@
 // (multimem.st: the shard goes up once and the switch writes it to all). Per GPU that is
 // S (1 + 1/N) out and in for All-Reduce; Reduce-Scatter is the pull, All-Gather the store.
 #include <optional>
+#include <string>
 
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/collective/collective.h"
@@ -38,5 +39,14 @@ std::optional<std::string> nvls_inapplicable(const Topology& topology,
 // NCCL's NVLS All-Reduce, Reduce-Scatter or All-Gather, re-timed by the simulator. Throws Error
 // with nvls_inapplicable's reason.
 Algorithm nvls_baseline(const Topology& topology, const Collective& collective, LinkModel model);
+
+// NCCL across nodes, NVLS inside each node (NVLink domain): `nvls-tree` (NVLSTree: the
+// domains joined by two binary trees per rail, half the chunks each) and `collnet` (CollNet:
+// each rail's InfiniBand SHARP switch reduces and returns the sum). All-Reduce only; every NPU
+// of the topology takes part.
+std::optional<std::string> nvls_tree_inapplicable(const Topology& topology,
+                                                  const Collective& collective, bool collnet);
+Algorithm nvls_tree_baseline(const Topology& topology, const Collective& collective,
+                             LinkModel model, bool collnet);
 
 }  // namespace tacos::detail

@@ -146,6 +146,14 @@ std::vector<AlgorithmInfo> make_registry() {
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
        "through it (multicast store)",
        gather_scatter, /*needs_reducing_switch=*/true},
+      {"nvls-tree",
+       "NCCL's NVLSTree: NVLS inside each node, two binary trees per rail across nodes",
+       {Kind::kAllReduce},
+       /*needs_reducing_switch=*/true},
+      {"collnet",
+       "NCCL's CollNet: NVLS inside each node, InfiniBand SHARP on each rail across nodes",
+       {Kind::kAllReduce},
+       /*needs_reducing_switch=*/true},
   };
 }
 

@@ -68,6 +68,10 @@
 //                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
 //                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
 //                pull), All-Gather (the store). src/synthesis/in_switch.h.
+//  nvls-tree     NCCL's NVLSTree: NVLS inside each node, two binary trees per rail across
+//                nodes (half the chunks each); All-Reduce.
+//  collnet       NCCL's CollNet: NVLS inside each node, each rail's InfiniBand SHARP switch
+//                across nodes; All-Reduce.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -83,9 +87,20 @@
 
 namespace tacos {
 
-enum class Baseline { kRing, kDirect, kRhd, kDbt, kHierarchical, kBiring, kNvls };
+enum class Baseline {
+  kRing,
+  kDirect,
+  kRhd,
+  kDbt,
+  kHierarchical,
+  kBiring,
+  kNvls,
+  kNvlsTree,
+  kCollnet
+};
 
-// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "nvls"; anything else throws Error.
+// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "nvls", "nvls-tree", "collnet";
+// anything else throws Error.
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
 
