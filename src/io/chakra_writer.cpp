@@ -36,8 +36,10 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
+#include "../algorithm/transfer_check.h"
 #include "proto/et_def.pb.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
@@ -183,20 +185,16 @@ void validate(const Algorithm& algorithm, const Topology& topology) {
   const int npus = topology.npus();
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
+    // Checked before the rest: a Chakra file is per rank, so both ends must be ranks; this
+    // names the way out (unwinding) where check_transfer would only say "a switch".
     for (DeviceId d : {t.src, t.dst})
       if (d < 0 || d >= npus)
         throw Error("chakra: " + describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
                     " is not an NPU; Chakra ranks are NPUs 0.." + std::to_string(npus - 1) +
                     " (synthesize on the topology with switches unwound)");
-    if (t.src == t.dst)
-      throw Error("chakra: " + describe_transfer(algorithm, i) + " sends to itself");
-    if (t.num_chunks <= 0)
-      throw Error("chakra: " + describe_transfer(algorithm, i) + " carries no chunk");
-    for (ChunkId ch : algorithm.chunks(t))
-      if (ch < 0 || ch >= c.num_chunks())
-        throw Error("chakra: " + describe_transfer(algorithm, i) + ": chunk " + std::to_string(ch) +
-                    " is not one of the collective's chunks 0.." +
-                    std::to_string(c.num_chunks() - 1));
+    if (const detail::TransferCheck check = detail::check_transfer(algorithm, topology, i);
+        !check.ok())
+      throw Error("chakra: " + check.error);
   }
 }
 
