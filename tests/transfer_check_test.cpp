@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "tacos/collective/collective.h"
+#include "tacos/common/error.h"
+#include "tacos/io/msccl_xml.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos::detail {
@@ -70,6 +72,44 @@ TEST(TransferCheck, SwitchesOnlyForward) {
   a.add_transfer(2, 1, 0, 1, 0);
   EXPECT_EQ(check_transfer(a, switch2(), 0).error,
             "transfer 0 (2 -> 1, chunk 0): messages go between NPUs; a switch only forwards them");
+}
+
+TEST(TransferCheck, ChunksAloneWithoutATopology) {
+  Algorithm a = all_gather(4);
+  a.add_transfer(0, 2, 0, 1, 1);  // no link on uniring:4, but no topology is asked here
+  a.add_transfer(0, 1, 0, 1, 4);
+  a.add_transfer(0, 1, 0, 1, std::vector<ChunkId>{});
+  EXPECT_EQ(check_transfer_chunks(a, 0), "");
+  EXPECT_EQ(check_transfer_chunks(a, 1),
+            "transfer 1 (0 -> 1, chunk 4): chunk 4 is not one of the collective's chunks 0..3");
+  EXPECT_EQ(check_transfer_chunks(a, 2), "transfer 2 (0 -> 1, no chunks) carries no chunks");
+}
+
+// The MSCCL writer words a transfer's problems as check_transfer does, with or without the
+// topology.
+TEST(TransferCheck, MscclWriterReportsInTheSameWords) {
+  auto error = [](const auto& write) -> std::string {
+    try {
+      write();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  Algorithm a = all_gather(4);
+  a.add_transfer(0, 2, 0, 1, 0);
+  const std::string no_route = error([&] { algorithm_to_msccl_xml(a, uniring4(), "x"); });
+  EXPECT_NE(no_route.find("transfer 0 (0 -> 2, chunk 0): the topology has no link 0 -> 2 and no "
+                          "path through switches"),
+            std::string::npos)
+      << no_route;
+  Algorithm b = all_gather(4);
+  b.add_transfer(0, 1, 0, 1, 7);
+  const std::string bad_chunk = error([&] { algorithm_to_msccl_xml(b, "x"); });
+  EXPECT_NE(bad_chunk.find(
+                "transfer 0 (0 -> 1, chunk 7): chunk 7 is not one of the collective's chunks 0..3"),
+            std::string::npos)
+      << bad_chunk;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "transfer_check.h"
 
+#include <utility>
+
 #include "tacos/algorithm/verify.h"
 #include "tacos/topology/switch_routes.h"
 
@@ -29,15 +31,20 @@ TransferCheck check_transfer(const Algorithm& algorithm, const Topology& topolog
     return problem(algorithm, index,
                    ": the topology has no link " + std::to_string(t.src) + " -> " +
                        std::to_string(t.dst) + " and no path through switches");
-  const auto chunks = algorithm.chunks(t);
-  if (chunks.empty()) return problem(algorithm, index, " carries no chunks");
+  if (std::string error = check_transfer_chunks(algorithm, index); !error.empty())
+    return TransferCheck{{}, std::move(error)};
+  return TransferCheck{route, {}};
+}
+
+std::string check_transfer_chunks(const Algorithm& algorithm, std::size_t index) {
+  const auto chunks = algorithm.chunks(algorithm.transfers()[index]);
+  if (chunks.empty()) return describe_transfer(algorithm, index) + " carries no chunks";
   const int num_chunks = algorithm.collective().num_chunks();
   for (ChunkId c : chunks)
     if (c < 0 || c >= num_chunks)
-      return problem(algorithm, index,
-                     ": chunk " + std::to_string(c) + " is not one of the collective's chunks 0.." +
-                         std::to_string(num_chunks - 1));
-  return TransferCheck{route, {}};
+      return describe_transfer(algorithm, index) + ": chunk " + std::to_string(c) +
+             " is not one of the collective's chunks 0.." + std::to_string(num_chunks - 1);
+  return {};
 }
 
 }  // namespace tacos::detail

@@ -27,4 +27,8 @@ struct TransferCheck {
 TransferCheck check_transfer(const Algorithm& algorithm, const Topology& topology,
                              std::size_t index);
 
+// The last two checks alone (it carries chunks, each one of the collective's), for a writer
+// given no topology (every NPU pair a link of its own): "" or the problem, worded as above.
+std::string check_transfer_chunks(const Algorithm& algorithm, std::size_t index);
+
 }  // namespace tacos::detail
