@@ -299,155 +299,149 @@ std::string size_text(const EtNode& n) {
   return "no size";
 }
 
-void read_rank(const std::string& file, int rank, int npus, EtRank& out) {
-  // A message that fails to parse is reported below as one line of ours; libprotobuf would log
-  // its own line first (e.g. invalid UTF-8 in a string field).
-  const google::protobuf::LogSilencer quiet;
-  out.file = file;
+// The whole file, or an Error naming it.
+std::string read_file_bytes(const std::string& file) {
   std::string data;
-  {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error(file + ": cannot open");
-    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) throw Error(file + ": read failed");
-  }
-  if (data.empty()) throw Error(file + ": empty file (expected a GlobalMetadata message first)");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file + ": cannot open");
+  data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(file + ": read failed");
+  return data;
+}
 
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(data.data());
-  const std::size_t size = data.size();
-  std::size_t pos = 0;
-  std::int64_t index = 0;
-  pb::Node node;
-  std::vector<std::vector<std::uint64_t>> data_ids, ctrl_ids;
-  std::vector<std::int64_t> list;
-  while (pos < size) {
-    const std::size_t at = pos;
-    const std::string where =
-        file + ": byte " + std::to_string(at) + ": message " + std::to_string(index);
-    std::uint64_t length = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos >= size) throw Error(where + ": truncated length prefix (the file is cut off)");
-      if (shift >= 35) throw Error(where + ": malformed length prefix (not a Chakra ET file?)");
-      const std::uint8_t b = bytes[pos++];
-      length |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-    }
-    if (length > size - pos)
-      throw Error(where + ": declares " + std::to_string(length) + " bytes but only " +
-                  std::to_string(size - pos) + " remain (truncated file, or not a Chakra ET)");
-    const void* body = bytes + pos;
-    const int body_size = static_cast<int>(length);
-    pos += length;
-    if (index++ == 0) {
-      pb::GlobalMetadata meta;
-      if (!meta.ParseFromArray(body, body_size))
-        throw Error(where + ": not a valid GlobalMetadata (garbage, or not a Chakra ET file)");
-      out.version = meta.version();
-      for (const auto& a : meta.attr()) out.metadata.push_back(EtAttribute{a.name(), printable(a)});
-      continue;
-    }
-    if (length == 0)
-      throw Error(where + ": empty message (Chakra's Python reader stops at an empty message)");
-    node.Clear();
-    if (!node.ParseFromArray(body, body_size))
-      throw Error(where + ": not a valid Chakra Node (garbage, or a truncated message)");
-    if (node.type() < 0 || node.type() > 7)
-      throw Error(where + ": node " + std::to_string(node.id()) + ": unknown node type " +
-                  std::to_string(node.type()));
-    EtNode n;
-    n.id = node.id();
-    n.name = node.name();
-    n.type = static_cast<EtNodeType>(node.type());
-    n.duration_micros = node.duration_micros();
-    // One node may take at most 2^50 ps, as one message may: the replay adds such durations to
-    // 64-bit picosecond clocks (a value near 2^64 used to read as -1 us).
-    if (n.duration_micros > static_cast<std::uint64_t>(kMaxStepTime / kPicosPerMicro))
-      throw Error(where + ": node " + std::to_string(node.id()) + ": duration_micros " +
-                  std::to_string(n.duration_micros) + " is more than the " +
-                  std::to_string(kMaxStepTime / kPicosPerMicro) +
-                  " us (2^50 ps) one node may take");
-    data_ids.emplace_back(node.data_deps().begin(), node.data_deps().end());
-    ctrl_ids.emplace_back(node.ctrl_deps().begin(), node.ctrl_deps().end());
-    std::int64_t comm_src = -1, comm_dst = -1;
-    bool has_src = false, has_dst = false;
-    for (const auto& a : node.attr()) {
-      const std::string& key = a.name();
-      auto need_int = [&](std::int64_t lo, std::int64_t hi) {
-        std::int64_t v = 0;
-        if (!integer_value(a, v))
-          throw Error(describe(file, n) + ": attribute '" + key + "': expected an integer");
-        if (v < lo || v > hi)
-          throw Error(describe(file, n) + ": attribute '" + key + "': " + std::to_string(v) +
-                      " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        return v;
-      };
-      constexpr std::int64_t kI32 = std::numeric_limits<std::int32_t>::max();
-      constexpr std::int64_t kI64 = std::numeric_limits<std::int64_t>::max();
-      if (key == "comm_src") {
-        comm_src = need_int(std::numeric_limits<std::int32_t>::min(), kI32);
-        has_src = true;
-      } else if (key == "comm_dst") {
-        comm_dst = need_int(std::numeric_limits<std::int32_t>::min(), kI32);
-        has_dst = true;
-      } else if (key == "comm_tag") {
-        n.tag = static_cast<std::int32_t>(need_int(std::numeric_limits<std::int32_t>::min(), kI32));
-      } else if (key == "comm_size") {
-        n.comm_size = need_int(0, kI64);
-        if (n.comm_size == 0) n.comm_size = -1;  // 0: left to the simulator, like absent
-      } else if (key == "msg_chunk_cnt") {
-        n.msg_chunk_cnt = static_cast<std::int32_t>(need_int(-1, kI32));
-      } else if (key == "msg_chunk_idx") {
-        n.msg_chunk_idx = static_cast<std::int32_t>(need_int(-1, kI32));
-      } else if (key == "total_chunk_cnt") {
-        n.total_chunk_cnt = static_cast<std::int32_t>(need_int(-1, kI32));
-      } else if (key == "comm_type") {
-        n.comm_type = need_int(std::numeric_limits<std::int64_t>::min(), kI64);
-      } else if (key == "tacos_chunks") {
-        if (!integer_list(a, list))
-          throw Error(describe(file, n) +
-                      ": attribute 'tacos_chunks': expected a list of "
-                      "integers");
-        n.has_chunks = true;
-        n.chunks.clear();
-        for (std::int64_t c : list) {
-          if (c < 0 || c > kI32)
-            throw Error(describe(file, n) + ": attribute 'tacos_chunks': chunk " +
-                        std::to_string(c) + " is out of range");
-          n.chunks.push_back(static_cast<ChunkId>(c));
-        }
-      } else if (key == "tacos_reduce") {
-        if (a.value_case() != pb::AttributeProto::kBoolVal)
-          throw Error(describe(file, n) + ": attribute 'tacos_reduce': expected a bool");
-        n.reduce = a.bool_val();
+// The varint length prefix at `pos` (moved past it), checked against the bytes left.
+std::uint64_t length_prefix(const std::uint8_t* bytes, std::size_t size, std::size_t& pos,
+                            const std::string& where) {
+  std::uint64_t length = 0;
+  for (int shift = 0;; shift += 7) {
+    if (pos >= size) throw Error(where + ": truncated length prefix (the file is cut off)");
+    if (shift >= 35) throw Error(where + ": malformed length prefix (not a Chakra ET file?)");
+    const std::uint8_t b = bytes[pos++];
+    length |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  if (length > size - pos)
+    throw Error(where + ": declares " + std::to_string(length) + " bytes but only " +
+                std::to_string(size - pos) + " remain (truncated file, or not a Chakra ET)");
+  return length;
+}
+
+// comm_src and comm_dst as written; the rank checks come after every attribute is read.
+struct CommEnds {
+  std::int64_t src = -1, dst = -1;
+  bool has_src = false, has_dst = false;
+};
+
+// The attributes tacos reads into `n`; `list` is scratch.
+CommEnds read_attributes(const pb::Node& node, const std::string& file, EtNode& n,
+                         std::vector<std::int64_t>& list) {
+  CommEnds ends;
+  for (const auto& a : node.attr()) {
+    const std::string& key = a.name();
+    auto need_int = [&](std::int64_t lo, std::int64_t hi) {
+      std::int64_t v = 0;
+      if (!integer_value(a, v))
+        throw Error(describe(file, n) + ": attribute '" + key + "': expected an integer");
+      if (v < lo || v > hi)
+        throw Error(describe(file, n) + ": attribute '" + key + "': " + std::to_string(v) +
+                    " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+      return v;
+    };
+    constexpr std::int64_t kI32 = std::numeric_limits<std::int32_t>::max();
+    constexpr std::int64_t kI64 = std::numeric_limits<std::int64_t>::max();
+    if (key == "comm_src") {
+      ends.src = need_int(std::numeric_limits<std::int32_t>::min(), kI32);
+      ends.has_src = true;
+    } else if (key == "comm_dst") {
+      ends.dst = need_int(std::numeric_limits<std::int32_t>::min(), kI32);
+      ends.has_dst = true;
+    } else if (key == "comm_tag") {
+      n.tag = static_cast<std::int32_t>(need_int(std::numeric_limits<std::int32_t>::min(), kI32));
+    } else if (key == "comm_size") {
+      n.comm_size = need_int(0, kI64);
+      if (n.comm_size == 0) n.comm_size = -1;  // 0: left to the simulator, like absent
+    } else if (key == "msg_chunk_cnt") {
+      n.msg_chunk_cnt = static_cast<std::int32_t>(need_int(-1, kI32));
+    } else if (key == "msg_chunk_idx") {
+      n.msg_chunk_idx = static_cast<std::int32_t>(need_int(-1, kI32));
+    } else if (key == "total_chunk_cnt") {
+      n.total_chunk_cnt = static_cast<std::int32_t>(need_int(-1, kI32));
+    } else if (key == "comm_type") {
+      n.comm_type = need_int(std::numeric_limits<std::int64_t>::min(), kI64);
+    } else if (key == "tacos_chunks") {
+      if (!integer_list(a, list))
+        throw Error(describe(file, n) +
+                    ": attribute 'tacos_chunks': expected a list of "
+                    "integers");
+      n.has_chunks = true;
+      n.chunks.clear();
+      for (std::int64_t c : list) {
+        if (c < 0 || c > kI32)
+          throw Error(describe(file, n) + ": attribute 'tacos_chunks': chunk " + std::to_string(c) +
+                      " is out of range");
+        n.chunks.push_back(static_cast<ChunkId>(c));
       }
+    } else if (key == "tacos_reduce") {
+      if (a.value_case() != pb::AttributeProto::kBoolVal)
+        throw Error(describe(file, n) + ": attribute 'tacos_reduce': expected a bool");
+      n.reduce = a.bool_val();
     }
-    if (n.type == EtNodeType::kSend || n.type == EtNodeType::kRecv) {
-      const bool send = n.type == EtNodeType::kSend;
-      const char* peer_attr = send ? "comm_dst" : "comm_src";
-      if (send ? !has_dst : !has_src)
-        throw Error(describe(file, n) + ": " + to_string(n.type) + " without '" + peer_attr +
-                    "' (the peer rank)");
-      n.peer = static_cast<std::int32_t>(send ? comm_dst : comm_src);
-      if (n.peer < 0 || n.peer >= npus)
-        throw Error(describe(file, n) + ": '" + peer_attr + "' is rank " + std::to_string(n.peer) +
-                    ", outside 0.." + std::to_string(npus - 1));
-      if (n.peer == rank)
-        throw Error(describe(file, n) + ": '" + peer_attr + "' is this file's own rank " +
-                    std::to_string(rank));
-      const bool has_own = send ? has_src : has_dst;
-      const std::int64_t own = send ? comm_src : comm_dst;
-      if (has_own && own != rank)
-        throw Error(describe(file, n) + ": '" + (send ? "comm_src" : "comm_dst") + "' is " +
-                    std::to_string(own) + " but this file is rank " + std::to_string(rank));
-      if (n.has_chunks && n.chunks.empty())
-        throw Error(describe(file, n) + ": attribute 'tacos_chunks' is empty");
-    }
-    out.nodes.push_back(std::move(n));
-    if (out.nodes.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
-      throw Error(file + ": too many nodes");
   }
+  return ends;
+}
 
-  // Ids -> indices, then dependencies.
+// A send or receive of rank `rank`: its peer (comm_dst of a send, comm_src of a receive) is
+// another rank, and its own end, when written, is this rank.
+void check_ends(const std::string& file, int rank, int npus, const CommEnds& ends, EtNode& n) {
+  const bool send = n.type == EtNodeType::kSend;
+  const char* peer_attr = send ? "comm_dst" : "comm_src";
+  if (send ? !ends.has_dst : !ends.has_src)
+    throw Error(describe(file, n) + ": " + to_string(n.type) + " without '" + peer_attr +
+                "' (the peer rank)");
+  n.peer = static_cast<std::int32_t>(send ? ends.dst : ends.src);
+  if (n.peer < 0 || n.peer >= npus)
+    throw Error(describe(file, n) + ": '" + peer_attr + "' is rank " + std::to_string(n.peer) +
+                ", outside 0.." + std::to_string(npus - 1));
+  if (n.peer == rank)
+    throw Error(describe(file, n) + ": '" + peer_attr + "' is this file's own rank " +
+                std::to_string(rank));
+  const bool has_own = send ? ends.has_src : ends.has_dst;
+  const std::int64_t own = send ? ends.src : ends.dst;
+  if (has_own && own != rank)
+    throw Error(describe(file, n) + ": '" + (send ? "comm_src" : "comm_dst") + "' is " +
+                std::to_string(own) + " but this file is rank " + std::to_string(rank));
+  if (n.has_chunks && n.chunks.empty())
+    throw Error(describe(file, n) + ": attribute 'tacos_chunks' is empty");
+}
+
+// One parsed Node as an EtNode, its dependencies still ids (the caller keeps them).
+EtNode read_node(const pb::Node& node, const std::string& where, const std::string& file, int rank,
+                 int npus, std::vector<std::int64_t>& list) {
+  if (node.type() < 0 || node.type() > 7)
+    throw Error(where + ": node " + std::to_string(node.id()) + ": unknown node type " +
+                std::to_string(node.type()));
+  EtNode n;
+  n.id = node.id();
+  n.name = node.name();
+  n.type = static_cast<EtNodeType>(node.type());
+  n.duration_micros = node.duration_micros();
+  // One node may take at most 2^50 ps, as one message may: the replay adds such durations to
+  // 64-bit picosecond clocks (a value near 2^64 used to read as -1 us).
+  if (n.duration_micros > static_cast<std::uint64_t>(kMaxStepTime / kPicosPerMicro))
+    throw Error(where + ": node " + std::to_string(node.id()) + ": duration_micros " +
+                std::to_string(n.duration_micros) + " is more than the " +
+                std::to_string(kMaxStepTime / kPicosPerMicro) + " us (2^50 ps) one node may take");
+  const CommEnds ends = read_attributes(node, file, n, list);
+  if (n.type == EtNodeType::kSend || n.type == EtNodeType::kRecv)
+    check_ends(file, rank, npus, ends, n);
+  return n;
+}
+
+// Dependencies from node ids to indices into out.nodes; then at least one node must be free to
+// start.
+void resolve_dependencies(const std::string& file,
+                          const std::vector<std::vector<std::uint64_t>>& data_ids,
+                          const std::vector<std::vector<std::uint64_t>>& ctrl_ids, EtRank& out) {
   std::unordered_map<std::uint64_t, std::uint32_t> index_of;
   index_of.reserve(out.nodes.size());
   for (std::size_t i = 0; i < out.nodes.size(); ++i) {
@@ -479,6 +473,51 @@ void read_rank(const std::string& file, int rank, int npus, EtRank& out) {
                 ": no nodes after the GlobalMetadata (an idle rank needs one node, e.g. a "
                 "COMP_NODE)");
   if (!root) throw Error(file + ": every node has a dependency, so none can start");
+}
+
+void read_rank(const std::string& file, int rank, int npus, EtRank& out) {
+  // A message that fails to parse is reported below as one line of ours; libprotobuf would log
+  // its own line first (e.g. invalid UTF-8 in a string field).
+  const google::protobuf::LogSilencer quiet;
+  out.file = file;
+  const std::string data = read_file_bytes(file);
+  if (data.empty()) throw Error(file + ": empty file (expected a GlobalMetadata message first)");
+
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(data.data());
+  const std::size_t size = data.size();
+  std::size_t pos = 0;
+  std::int64_t index = 0;
+  pb::Node node;
+  std::vector<std::vector<std::uint64_t>> data_ids, ctrl_ids;
+  std::vector<std::int64_t> list;
+  while (pos < size) {
+    const std::size_t at = pos;
+    const std::string where =
+        file + ": byte " + std::to_string(at) + ": message " + std::to_string(index);
+    const std::uint64_t length = length_prefix(bytes, size, pos, where);
+    const void* body = bytes + pos;
+    const int body_size = static_cast<int>(length);
+    pos += length;
+    if (index++ == 0) {
+      pb::GlobalMetadata meta;
+      if (!meta.ParseFromArray(body, body_size))
+        throw Error(where + ": not a valid GlobalMetadata (garbage, or not a Chakra ET file)");
+      out.version = meta.version();
+      for (const auto& a : meta.attr()) out.metadata.push_back(EtAttribute{a.name(), printable(a)});
+      continue;
+    }
+    if (length == 0)
+      throw Error(where + ": empty message (Chakra's Python reader stops at an empty message)");
+    node.Clear();
+    if (!node.ParseFromArray(body, body_size))
+      throw Error(where + ": not a valid Chakra Node (garbage, or a truncated message)");
+    out.nodes.push_back(read_node(node, where, file, rank, npus, list));
+    data_ids.emplace_back(node.data_deps().begin(), node.data_deps().end());
+    ctrl_ids.emplace_back(node.ctrl_deps().begin(), node.ctrl_deps().end());
+    if (out.nodes.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw Error(file + ": too many nodes");
+  }
+  resolve_dependencies(file, data_ids, ctrl_ids, out);
 }
 
 // Sends and receives matched by (src, dst, tag, size) in file order.

@@ -36,8 +36,10 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
+#include "../algorithm/transfer_check.h"
 #include "proto/et_def.pb.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
@@ -183,20 +185,16 @@ void validate(const Algorithm& algorithm, const Topology& topology) {
   const int npus = topology.npus();
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
+    // Checked before the rest: a Chakra file is per rank, so both ends must be ranks; this
+    // names the way out (unwinding) where check_transfer would only say "a switch".
     for (DeviceId d : {t.src, t.dst})
       if (d < 0 || d >= npus)
         throw Error("chakra: " + describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
                     " is not an NPU; Chakra ranks are NPUs 0.." + std::to_string(npus - 1) +
                     " (synthesize on the topology with switches unwound)");
-    if (t.src == t.dst)
-      throw Error("chakra: " + describe_transfer(algorithm, i) + " sends to itself");
-    if (t.num_chunks <= 0)
-      throw Error("chakra: " + describe_transfer(algorithm, i) + " carries no chunk");
-    for (ChunkId ch : algorithm.chunks(t))
-      if (ch < 0 || ch >= c.num_chunks())
-        throw Error("chakra: " + describe_transfer(algorithm, i) + ": chunk " + std::to_string(ch) +
-                    " is not one of the collective's chunks 0.." +
-                    std::to_string(c.num_chunks() - 1));
+    if (const detail::TransferCheck check = detail::check_transfer(algorithm, topology, i);
+        !check.ok())
+      throw Error("chakra: " + check.error);
   }
 }
 
@@ -204,37 +202,69 @@ struct RankFiles {
   std::vector<std::string> buffers;  // per rank: the whole .et file
 };
 
-RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
-                           const ChakraOptions& options) {
-  const Collective& coll = algorithm.collective();
-  const auto& transfers = algorithm.transfers();
-  const std::size_t num_tx = transfers.size();
-  const int npus = topology.npus();
+// The per-rank node graphs of one algorithm, built in steps: the order of each link's sends
+// (tags), the order gates of shared first hops, node ids, the deliveries a send depends on, then
+// the nodes rank by rank in event order.
+class RankFileBuilder {
+ public:
+  RankFileBuilder(const Algorithm& algorithm, const Topology& topology,
+                  const ChakraOptions& options)
+      : algorithm_(algorithm),
+        topology_(topology),
+        options_(options),
+        coll_(algorithm.collective()),
+        transfers_(algorithm.transfers()),
+        pool_(algorithm.chunk_pool()),
+        num_tx_(transfers_.size()),
+        npus_(topology.npus()) {}
 
+  RankFiles build() {
+    order_links();
+    order_uplinks();
+    number_nodes();
+    index_deliveries();
+    const Bytes chunk_bytes = coll_.chunk_bytes();
+    total_chunks_ = coll_.size() / chunk_bytes;
+    if (total_chunks_ > kMaxInt32 || coll_.num_chunks() > kMaxInt32)
+      throw Error("chakra: too many chunks for the int32 chunk counts of the format");
+    start_files();
+    for (const Event& e : events_) {
+      data_.clear();
+      ctrl_.clear();
+      node_.Clear();
+      if (e.kind == Kind::kSend)
+        write_send(e.tx);
+      else
+        write_recv(e.tx);
+    }
+    write_idle_ranks();
+    return std::move(files_);
+  }
+
+ private:
   // Link order and tags: transfers sorted by (src, dst, start, index).
-  std::vector<std::uint32_t> by_link(num_tx);
-  for (std::size_t i = 0; i < num_tx; ++i) by_link[i] = static_cast<std::uint32_t>(i);
-  std::sort(by_link.begin(), by_link.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const Transfer& x = transfers[a];
-    const Transfer& y = transfers[b];
-    if (x.src != y.src) return x.src < y.src;
-    if (x.dst != y.dst) return x.dst < y.dst;
-    if (x.start != y.start) return x.start < y.start;
-    return a < b;
-  });
-  std::vector<std::int32_t> tag(num_tx, 0);
-  std::vector<std::uint32_t> prev_on_link(num_tx, kNone);
-  for (std::size_t k = 0; k < num_tx; ++k) {
-    const std::uint32_t i = by_link[k];
-    if (k > 0) {
+  void order_links() {
+    std::vector<std::uint32_t> by_link(num_tx_);
+    for (std::size_t i = 0; i < num_tx_; ++i) by_link[i] = static_cast<std::uint32_t>(i);
+    std::sort(by_link.begin(), by_link.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const Transfer& x = transfers_[a];
+      const Transfer& y = transfers_[b];
+      if (x.src != y.src) return x.src < y.src;
+      if (x.dst != y.dst) return x.dst < y.dst;
+      if (x.start != y.start) return x.start < y.start;
+      return a < b;
+    });
+    tag_.assign(num_tx_, 0);
+    prev_on_link_.assign(num_tx_, kNone);
+    for (std::size_t k = 1; k < num_tx_; ++k) {
+      const std::uint32_t i = by_link[k];
       const std::uint32_t p = by_link[k - 1];
-      if (transfers[p].src == transfers[i].src && transfers[p].dst == transfers[i].dst) {
-        tag[i] = tag[p] + 1;
-        prev_on_link[i] = p;
+      if (transfers_[p].src == transfers_[i].src && transfers_[p].dst == transfers_[i].dst) {
+        tag_[i] = tag_[p] + 1;
+        prev_on_link_[i] = p;
       }
     }
   }
-  by_link = {};
 
   // Order gates (astra link model): sends sharing a first hop (a direct link, or a switch
   // uplink shared by every destination behind it) must enter its FIFO in the synthesized
@@ -243,230 +273,267 @@ RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
   // (or, through a switch, for the whole trip). Instead each send with a successor gets a
   // 0 us COMP_NODE with the send's own dependencies: it finishes (1 ns in ASTRA-sim) right
   // after the send was issued, and the successor depends on it.
-  const bool gates = (algorithm.link_model == LinkModel::kAstra || topology.switches() > 0) &&
-                     !options.order_in_data_deps;
-  std::vector<std::uint32_t> prev_on_uplink(num_tx, kNone);
-  std::vector<char> has_next_on_uplink(num_tx, 0);
-  if (gates) {
-    const SwitchRoutes& routes = topology.switch_routes();
-    std::vector<LinkId> first_hop(num_tx, -1);
-    for (std::size_t i = 0; i < num_tx; ++i) {
-      const auto route = routes.route(transfers[i].src, transfers[i].dst);
+  void order_uplinks() {
+    gates_ = (algorithm_.link_model == LinkModel::kAstra || topology_.switches() > 0) &&
+             !options_.order_in_data_deps;
+    prev_on_uplink_.assign(num_tx_, kNone);
+    has_next_on_uplink_.assign(num_tx_, 0);
+    if (!gates_) return;
+    const SwitchRoutes& routes = topology_.switch_routes();
+    std::vector<LinkId> first_hop(num_tx_, -1);
+    for (std::size_t i = 0; i < num_tx_; ++i) {
+      const auto route = routes.route(transfers_[i].src, transfers_[i].dst);
       if (!route.empty()) first_hop[i] = route[0];
     }
-    std::vector<std::uint32_t> order(num_tx);
-    for (std::size_t i = 0; i < num_tx; ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::vector<std::uint32_t> order(num_tx_);
+    for (std::size_t i = 0; i < num_tx_; ++i) order[i] = static_cast<std::uint32_t>(i);
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       if (first_hop[a] != first_hop[b]) return first_hop[a] < first_hop[b];
-      if (transfers[a].start != transfers[b].start) return transfers[a].start < transfers[b].start;
+      if (transfers_[a].start != transfers_[b].start)
+        return transfers_[a].start < transfers_[b].start;
       return a < b;
     });
-    for (std::size_t k = 1; k < num_tx; ++k)
+    for (std::size_t k = 1; k < num_tx_; ++k)
       if (first_hop[order[k]] == first_hop[order[k - 1]] && first_hop[order[k]] >= 0) {
-        prev_on_uplink[order[k]] = order[k - 1];
-        has_next_on_uplink[order[k - 1]] = 1;
+        prev_on_uplink_[order[k]] = order[k - 1];
+        has_next_on_uplink_[order[k - 1]] = 1;
       }
   }
 
-  // Node order per rank and node ids.
-  std::vector<Event> events;
-  events.reserve(2 * num_tx);
-  for (std::size_t i = 0; i < num_tx; ++i) {
-    events.push_back(Event{transfers[i].end, static_cast<std::uint32_t>(i), Kind::kRecv});
-    events.push_back(Event{transfers[i].start, static_cast<std::uint32_t>(i), Kind::kSend});
-  }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.tx < b.tx;
-  });
-  std::vector<std::uint64_t> next_id(npus, 0);
-  std::vector<std::uint64_t> send_id(num_tx), recv_id(num_tx), comp_id(num_tx, 0);
-  std::vector<std::uint64_t> gate_id(num_tx, 0);
-  for (const Event& e : events) {
-    const Transfer& t = transfers[e.tx];
-    if (e.kind == Kind::kSend) {
-      send_id[e.tx] = next_id[t.src]++;
-      if (has_next_on_uplink[e.tx]) gate_id[e.tx] = next_id[t.src]++;
-    } else {
-      recv_id[e.tx] = next_id[t.dst]++;
-      if (t.reduce) comp_id[e.tx] = next_id[t.dst]++;
+  // Node order per rank (events by time, receives first) and node ids.
+  void number_nodes() {
+    events_.reserve(2 * num_tx_);
+    for (std::size_t i = 0; i < num_tx_; ++i) {
+      events_.push_back(Event{transfers_[i].end, static_cast<std::uint32_t>(i), Kind::kRecv});
+      events_.push_back(Event{transfers_[i].start, static_cast<std::uint32_t>(i), Kind::kSend});
+    }
+    std::sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+      if (a.time != b.time) return a.time < b.time;
+      if (a.kind != b.kind) return a.kind < b.kind;
+      return a.tx < b.tx;
+    });
+    next_id_.assign(npus_, 0);
+    send_id_.assign(num_tx_, 0);
+    recv_id_.assign(num_tx_, 0);
+    comp_id_.assign(num_tx_, 0);
+    gate_id_.assign(num_tx_, 0);
+    for (const Event& e : events_) {
+      const Transfer& t = transfers_[e.tx];
+      if (e.kind == Kind::kSend) {
+        send_id_[e.tx] = next_id_[t.src]++;
+        if (has_next_on_uplink_[e.tx]) gate_id_[e.tx] = next_id_[t.src]++;
+      } else {
+        recv_id_[e.tx] = next_id_[t.dst]++;
+        if (t.reduce) comp_id_[e.tx] = next_id_[t.dst]++;
+      }
     }
   }
 
   // Deliveries of each chunk to each device, by (dst, chunk, recorded end, index).
-  const auto& pool = algorithm.chunk_pool();
-  bool any_reduce = false;
-  std::vector<Delivery> deliveries;
-  deliveries.reserve(pool.size());
-  for (std::size_t i = 0; i < num_tx; ++i) {
-    const Transfer& t = transfers[i];
-    any_reduce = any_reduce || t.reduce;
-    for (ChunkId c : algorithm.chunks(t))
-      deliveries.push_back(Delivery{t.dst, c, t.end, static_cast<std::uint32_t>(i)});
+  void index_deliveries() {
+    bool any_reduce = false;
+    deliveries_.reserve(pool_.size());
+    for (std::size_t i = 0; i < num_tx_; ++i) {
+      const Transfer& t = transfers_[i];
+      any_reduce = any_reduce || t.reduce;
+      for (ChunkId c : algorithm_.chunks(t))
+        deliveries_.push_back(Delivery{t.dst, c, t.end, static_cast<std::uint32_t>(i)});
+    }
+    std::sort(deliveries_.begin(), deliveries_.end(), [](const Delivery& a, const Delivery& b) {
+      if (a.dst != b.dst) return a.dst < b.dst;
+      if (a.chunk != b.chunk) return a.chunk < b.chunk;
+      if (a.end != b.end) return a.end < b.end;
+      return a.tx < b.tx;
+    });
+    reduction_rules_ = any_reduce || is_reduction(coll_.kind());
   }
-  std::sort(deliveries.begin(), deliveries.end(), [](const Delivery& a, const Delivery& b) {
-    if (a.dst != b.dst) return a.dst < b.dst;
-    if (a.chunk != b.chunk) return a.chunk < b.chunk;
-    if (a.end != b.end) return a.end < b.end;
-    return a.tx < b.tx;
-  });
-  const bool reduction_rules = any_reduce || is_reduction(coll.kind());
-  auto deliveries_of = [&](DeviceId u, ChunkId c) {
-    auto lo = std::lower_bound(deliveries.begin(), deliveries.end(), std::pair{u, c},
+
+  using DeliveryIt = std::vector<Delivery>::const_iterator;
+  std::pair<DeliveryIt, DeliveryIt> deliveries_of(DeviceId u, ChunkId c) const {
+    auto lo = std::lower_bound(deliveries_.begin(), deliveries_.end(), std::pair{u, c},
                                [](const Delivery& d, const std::pair<DeviceId, ChunkId>& k) {
                                  return d.dst != k.first ? d.dst < k.first : d.chunk < k.second;
                                });
     auto hi = lo;
-    while (hi != deliveries.end() && hi->dst == u && hi->chunk == c) ++hi;
-    return std::pair{lo, hi};
-  };
-  auto is_source = [&](DeviceId u, ChunkId c) {
-    const auto sources = coll.sources(c);
+    while (hi != deliveries_.end() && hi->dst == u && hi->chunk == c) ++hi;
+    return {lo, hi};
+  }
+  bool is_source(DeviceId u, ChunkId c) const {
+    const auto sources = coll_.sources(c);
     return std::binary_search(sources.begin(), sources.end(), u);
-  };
+  }
   // The node a delivery makes its chunk present with: the COMP after a reduce, else the receive.
-  auto made_by = [&](std::uint32_t tx) { return transfers[tx].reduce ? comp_id[tx] : recv_id[tx]; };
+  std::uint64_t made_by(std::uint32_t tx) const {
+    return transfers_[tx].reduce ? comp_id_[tx] : recv_id_[tx];
+  }
 
-  const Bytes chunk_bytes = coll.chunk_bytes();
-  const std::int64_t total_chunks = coll.size() / chunk_bytes;
-  if (total_chunks > kMaxInt32 || coll.num_chunks() > kMaxInt32)
-    throw Error("chakra: too many chunks for the int32 chunk counts of the format");
-
-  RankFiles files;
-  files.buffers.assign(npus, std::string());
-  {
+  // Every rank's file starts with the same metadata.
+  void start_files() {
     pb::GlobalMetadata meta;
-    fill_metadata(meta, algorithm);
+    fill_metadata(meta, algorithm_);
     std::string header;
     append_message(header, meta);
-    for (std::string& buffer : files.buffers) buffer = header;
+    files_.buffers.assign(npus_, header);
   }
 
-  pb::Node node;
-  std::vector<std::uint64_t> data, ctrl;
-  std::string name;
-  auto add_deps = [&](pb::Node& n) {
-    std::sort(data.begin(), data.end());
-    data.erase(std::unique(data.begin(), data.end()), data.end());
-    for (std::uint64_t d : data) n.add_data_deps(d);
-    for (std::uint64_t d : ctrl) n.add_ctrl_deps(d);
-  };
-  auto comm_attrs = [&](pb::Node& n, const Transfer& t, std::uint32_t tx) {
-    attr(n, "is_cpu_op")->set_bool_val(false);
-    attr(n, "comm_src")->set_int32_val(t.src);
-    attr(n, "comm_dst")->set_int32_val(t.dst);
-    attr(n, "comm_tag")->set_int32_val(tag[tx]);
-    attr(n, "comm_size")->set_int64_val(algorithm.transfer_bytes(t));
-    attr(n, "msg_chunk_cnt")->set_int32_val(t.num_chunks);
-    attr(n, "msg_chunk_idx")
-        ->set_int32_val(static_cast<std::int32_t>(pool[t.first_chunk] % total_chunks));
-    attr(n, "total_chunk_cnt")->set_int32_val(static_cast<std::int32_t>(total_chunks));
-    auto* list = attr(n, "tacos_chunks")->mutable_int64_list();
-    for (ChunkId c : algorithm.chunks(t)) list->add_values(c);
-    attr(n, "tacos_reduce")->set_bool_val(t.reduce);
-  };
-  auto link_name = [&](const char* what, const Transfer& t, std::uint32_t tx) {
-    name = what;
-    name += ' ';
-    name += std::to_string(t.src);
-    name += "->";
-    name += std::to_string(t.dst);
-    name += " tag ";
-    name += std::to_string(tag[tx]);
-    return name;
-  };
-
-  for (const Event& e : events) {
-    const Transfer& t = transfers[e.tx];
-    data.clear();
-    ctrl.clear();
-    node.Clear();
-    if (e.kind == Kind::kSend) {
-      for (ChunkId c : algorithm.chunks(t)) {
-        const auto [lo, hi] = deliveries_of(t.src, c);
-        if (!reduction_rules) {
-          if (is_source(t.src, c)) continue;
-          if (lo == hi)
-            throw Error("chakra: " + describe_transfer(algorithm, e.tx) + " sends chunk " +
-                        std::to_string(c) + " from " + describe_device(topology, t.src) +
-                        ", which neither holds it at the start nor receives it");
-          data.push_back(recv_id[lo->tx]);
+  // data_ += what send `tx` waits for: per chunk, the node that made it present at the sender
+  // (none for a chunk the sender starts with).
+  void add_send_data_deps(std::uint32_t tx) {
+    const Transfer& t = transfers_[tx];
+    for (ChunkId c : algorithm_.chunks(t)) {
+      const auto [lo, hi] = deliveries_of(t.src, c);
+      if (!reduction_rules_) {
+        if (is_source(t.src, c)) continue;
+        if (lo == hi)
+          throw Error("chakra: " + describe_transfer(algorithm_, tx) + " sends chunk " +
+                      std::to_string(c) + " from " + describe_device(topology_, t.src) +
+                      ", which neither holds it at the start nor receives it");
+        data_.push_back(recv_id_[lo->tx]);
+        continue;
+      }
+      if (!t.reduce) {
+        auto copy =
+            std::find_if(lo, hi, [&](const Delivery& d) { return !transfers_[d.tx].reduce; });
+        if (copy != hi && copy->end <= t.start) {
+          data_.push_back(recv_id_[copy->tx]);
           continue;
         }
-        if (!t.reduce) {
-          auto copy =
-              std::find_if(lo, hi, [&](const Delivery& d) { return !transfers[d.tx].reduce; });
-          if (copy != hi && copy->end <= t.start) {
-            data.push_back(recv_id[copy->tx]);
-            continue;
-          }
+      }
+      bool partial = false;
+      for (auto d = lo; d != hi && d->end <= t.start; ++d)
+        if (transfers_[d->tx].reduce) {
+          data_.push_back(comp_id_[d->tx]);
+          partial = true;
         }
-        bool partial = false;
-        for (auto d = lo; d != hi && d->end <= t.start; ++d)
-          if (transfers[d->tx].reduce) {
-            data.push_back(comp_id[d->tx]);
-            partial = true;
-          }
-        if (partial || is_source(t.src, c)) continue;
-        if (lo == hi)
-          throw Error("chakra: " + describe_transfer(algorithm, e.tx) + " sends chunk " +
-                      std::to_string(c) + " from " + describe_device(topology, t.src) +
-                      ", which neither holds a part of it at the start nor receives it");
-        data.push_back(made_by(lo->tx));
-      }
-      if (gates) {
-        if (prev_on_uplink[e.tx] != kNone) data.push_back(gate_id[prev_on_uplink[e.tx]]);
-      } else if (prev_on_link[e.tx] != kNone) {
-        (options.order_in_data_deps ? data : ctrl).push_back(send_id[prev_on_link[e.tx]]);
-      }
-      node.set_id(send_id[e.tx]);
-      node.set_name(link_name("send", t, e.tx));
-      node.set_type(pb::COMM_SEND_NODE);
-      add_deps(node);
-      comm_attrs(node, t, e.tx);
-      append_message(files.buffers[t.src], node);
-      if (has_next_on_uplink[e.tx]) {
-        node.Clear();
-        node.set_id(gate_id[e.tx]);
-        node.set_name(link_name("order", t, e.tx));
-        node.set_type(pb::COMP_NODE);
-        for (std::uint64_t d : data) node.add_data_deps(d);
-        node.set_duration_micros(0);
-        attr(node, "is_cpu_op")->set_bool_val(false);
-        append_message(files.buffers[t.src], node);
-      }
-      continue;
+      if (partial || is_source(t.src, c)) continue;
+      if (lo == hi)
+        throw Error("chakra: " + describe_transfer(algorithm_, tx) + " sends chunk " +
+                    std::to_string(c) + " from " + describe_device(topology_, t.src) +
+                    ", which neither holds a part of it at the start nor receives it");
+      data_.push_back(made_by(lo->tx));
     }
-    if (prev_on_link[e.tx] != kNone)
-      (options.order_in_data_deps ? data : ctrl).push_back(recv_id[prev_on_link[e.tx]]);
-    node.set_id(recv_id[e.tx]);
-    node.set_name(link_name("recv", t, e.tx));
-    node.set_type(pb::COMM_RECV_NODE);
-    add_deps(node);
-    comm_attrs(node, t, e.tx);
-    append_message(files.buffers[t.dst], node);
-    if (!t.reduce) continue;
-    node.Clear();
-    node.set_id(comp_id[e.tx]);
-    node.set_name(link_name("reduce", t, e.tx));
-    node.set_type(pb::COMP_NODE);
-    node.add_data_deps(recv_id[e.tx]);
-    node.set_duration_micros(options.reduction_micros);
-    attr(node, "is_cpu_op")->set_bool_val(false);
-    append_message(files.buffers[t.dst], node);
   }
 
-  for (int r = 0; r < npus; ++r) {
-    if (next_id[r] != 0) continue;
-    node.Clear();
-    node.set_id(0);
-    node.set_name("idle");
-    node.set_type(pb::COMP_NODE);
-    attr(node, "is_cpu_op")->set_bool_val(false);
-    append_message(files.buffers[r], node);
+  void write_send(std::uint32_t tx) {
+    const Transfer& t = transfers_[tx];
+    add_send_data_deps(tx);
+    if (gates_) {
+      if (prev_on_uplink_[tx] != kNone) data_.push_back(gate_id_[prev_on_uplink_[tx]]);
+    } else if (prev_on_link_[tx] != kNone) {
+      (options_.order_in_data_deps ? data_ : ctrl_).push_back(send_id_[prev_on_link_[tx]]);
+    }
+    node_.set_id(send_id_[tx]);
+    node_.set_name(link_name("send", t, tx));
+    node_.set_type(pb::COMM_SEND_NODE);
+    add_deps();
+    comm_attrs(t, tx);
+    append_message(files_.buffers[t.src], node_);
+    if (!has_next_on_uplink_[tx]) return;
+    node_.Clear();
+    node_.set_id(gate_id_[tx]);
+    node_.set_name(link_name("order", t, tx));
+    node_.set_type(pb::COMP_NODE);
+    for (std::uint64_t d : data_) node_.add_data_deps(d);
+    node_.set_duration_micros(0);
+    attr(node_, "is_cpu_op")->set_bool_val(false);
+    append_message(files_.buffers[t.src], node_);
   }
-  return files;
+
+  void write_recv(std::uint32_t tx) {
+    const Transfer& t = transfers_[tx];
+    if (prev_on_link_[tx] != kNone)
+      (options_.order_in_data_deps ? data_ : ctrl_).push_back(recv_id_[prev_on_link_[tx]]);
+    node_.set_id(recv_id_[tx]);
+    node_.set_name(link_name("recv", t, tx));
+    node_.set_type(pb::COMM_RECV_NODE);
+    add_deps();
+    comm_attrs(t, tx);
+    append_message(files_.buffers[t.dst], node_);
+    if (!t.reduce) return;
+    node_.Clear();
+    node_.set_id(comp_id_[tx]);
+    node_.set_name(link_name("reduce", t, tx));
+    node_.set_type(pb::COMP_NODE);
+    node_.add_data_deps(recv_id_[tx]);
+    node_.set_duration_micros(options_.reduction_micros);
+    attr(node_, "is_cpu_op")->set_bool_val(false);
+    append_message(files_.buffers[t.dst], node_);
+  }
+
+  // A rank without nodes gets one empty COMP_NODE.
+  void write_idle_ranks() {
+    for (int r = 0; r < npus_; ++r) {
+      if (next_id_[r] != 0) continue;
+      node_.Clear();
+      node_.set_id(0);
+      node_.set_name("idle");
+      node_.set_type(pb::COMP_NODE);
+      attr(node_, "is_cpu_op")->set_bool_val(false);
+      append_message(files_.buffers[r], node_);
+    }
+  }
+
+  void add_deps() {
+    std::sort(data_.begin(), data_.end());
+    data_.erase(std::unique(data_.begin(), data_.end()), data_.end());
+    for (std::uint64_t d : data_) node_.add_data_deps(d);
+    for (std::uint64_t d : ctrl_) node_.add_ctrl_deps(d);
+  }
+  void comm_attrs(const Transfer& t, std::uint32_t tx) {
+    attr(node_, "is_cpu_op")->set_bool_val(false);
+    attr(node_, "comm_src")->set_int32_val(t.src);
+    attr(node_, "comm_dst")->set_int32_val(t.dst);
+    attr(node_, "comm_tag")->set_int32_val(tag_[tx]);
+    attr(node_, "comm_size")->set_int64_val(algorithm_.transfer_bytes(t));
+    attr(node_, "msg_chunk_cnt")->set_int32_val(t.num_chunks);
+    attr(node_, "msg_chunk_idx")
+        ->set_int32_val(static_cast<std::int32_t>(pool_[t.first_chunk] % total_chunks_));
+    attr(node_, "total_chunk_cnt")->set_int32_val(static_cast<std::int32_t>(total_chunks_));
+    auto* list = attr(node_, "tacos_chunks")->mutable_int64_list();
+    for (ChunkId c : algorithm_.chunks(t)) list->add_values(c);
+    attr(node_, "tacos_reduce")->set_bool_val(t.reduce);
+  }
+  const std::string& link_name(const char* what, const Transfer& t, std::uint32_t tx) {
+    name_ = what;
+    name_ += ' ';
+    name_ += std::to_string(t.src);
+    name_ += "->";
+    name_ += std::to_string(t.dst);
+    name_ += " tag ";
+    name_ += std::to_string(tag_[tx]);
+    return name_;
+  }
+
+  const Algorithm& algorithm_;
+  const Topology& topology_;
+  const ChakraOptions& options_;
+  const Collective& coll_;
+  const std::vector<Transfer>& transfers_;
+  const std::vector<ChunkId>& pool_;
+  const std::size_t num_tx_;
+  const int npus_;
+  std::int64_t total_chunks_ = 0;
+
+  std::vector<std::int32_t> tag_;            // per transfer: its rank among its link's sends
+  std::vector<std::uint32_t> prev_on_link_;  // the send before it on its link, or kNone
+  bool gates_ = false;                       // order_uplinks
+  std::vector<std::uint32_t> prev_on_uplink_;
+  std::vector<char> has_next_on_uplink_;
+  std::vector<Event> events_;
+  std::vector<std::uint64_t> next_id_;  // per rank: nodes so far
+  std::vector<std::uint64_t> send_id_, recv_id_, comp_id_, gate_id_;
+  std::vector<Delivery> deliveries_;
+  bool reduction_rules_ = false;
+
+  RankFiles files_;
+  pb::Node node_;                           // the node being written, reused
+  std::vector<std::uint64_t> data_, ctrl_;  // its dependencies
+  std::string name_;
+};
+
+RankFiles build_rank_files(const Algorithm& algorithm, const Topology& topology,
+                           const ChakraOptions& options) {
+  return RankFileBuilder(algorithm, topology, options).build();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -58,6 +58,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../algorithm/transfer_check.h"
 #include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
 #include "tacos/common/xml_escape.h"
@@ -236,15 +237,13 @@ class Writer {
                ", which is not an NPU: MSCCL connects GPUs directly and has no switch or relay "
                "ranks (unwind switches first)");
       if (t.src == t.dst) fail(where() + " sends from an NPU to itself");
-      if (topology_ != nullptr && topology_->switch_routes().route(t.src, t.dst).empty())
-        fail(where() + ": the topology has no link " + std::to_string(t.src) + " -> " +
-             std::to_string(t.dst) + " and no path through switches");
-      if (t.num_chunks <= 0) fail(where() + " carries no chunk");
+      // Without a topology every NPU pair has a link of its own: only the chunks to check.
+      const std::string error = topology_ != nullptr
+                                    ? detail::check_transfer(algorithm_, *topology_, i).error
+                                    : detail::check_transfer_chunks(algorithm_, i);
+      if (!error.empty()) fail(error);
       if (t.reduce && !reduction_)
         fail(where() + " is a reduce transfer in a " + to_string(collective_.kind()));
-      for (ChunkId c : algorithm_.chunks(t))
-        if (c < 0 || c >= collective_.num_chunks())
-          fail(where() + " carries chunk " + std::to_string(c) + ", which the collective lacks");
     }
   }
 

@@ -263,128 +263,176 @@ Time busy_time(std::vector<std::pair<Time, Time>> intervals, Time limit) {
   return busy;
 }
 
-}  // namespace
+// The schedule picture of algorithm_svg, built in sections: the layout first (link rows, the
+// transfers drawn, the time-expanded network's device rows, vertical positions), then each part
+// of the page in order (defs, header and legend, time axis, link rows, bars, TEN).
+class AlgorithmSvg {
+ public:
+  AlgorithmSvg(const Algorithm& algorithm, const Topology& topology)
+      : algorithm_(algorithm),
+        topology_(topology),
+        c_(algorithm.collective()),
+        transfers_(algorithm.transfers()) {}
 
-std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) {
-  check_algorithm(algorithm, topology);
-  const Collective& c = algorithm.collective();
-  const auto& transfers = algorithm.transfers();
-  const std::size_t total = transfers.size();
+  std::string draw() {
+    lay_out_time();
+    lay_out_link_rows();
+    choose_drawn_transfers();
+    write_titles();
+    lay_out_page();
+    std::string out = svg_open(kPageWidth, page_height_, title_);
+    append_defs(out);
+    append_header(out);
+    append_time_axis(out);
+    append_link_rows(out);
+    append_bars(out);
+    if (draw_ten_) append_ten(out);
+    out += "</svg>\n";
+    return out;
+  }
 
-  Time last_end = 0;
-  for (const Transfer& t : transfers) last_end = std::max(last_end, t.end);
-  const Time collective_time = algorithm.collective_time > 0 ? algorithm.collective_time : last_end;
-  const Time span = std::max<Time>({collective_time, last_end, 1});
-  const double span_us = to_micros(span);
-  auto x_of = [&](Time t) {
-    return kLabelWidth + kPlotWidth * static_cast<double>(t) / static_cast<double>(span);
-  };
+ private:
+  void lay_out_time() {
+    Time last_end = 0;
+    for (const Transfer& t : transfers_) last_end = std::max(last_end, t.end);
+    collective_time_ = algorithm_.collective_time > 0 ? algorithm_.collective_time : last_end;
+    span_ = std::max<Time>({collective_time_, last_end, 1});
+    span_us_ = to_micros(span_);
+  }
+  double x_of(Time t) const {
+    return kLabelWidth + kPlotWidth * static_cast<double>(t) / static_cast<double>(span_);
+  }
 
   // Rows: every link that carries traffic, by (src, dst); busy intervals per row.
-  std::map<std::pair<DeviceId, DeviceId>, std::vector<std::pair<Time, Time>>> by_link;
-  for (const Transfer& t : transfers) by_link[{t.src, t.dst}].emplace_back(t.start, t.end);
-  const std::size_t all_rows = by_link.size();
-  const std::size_t rows = std::min<std::size_t>(all_rows, kSvgMaxLinkRows);
-  std::map<std::pair<DeviceId, DeviceId>, std::size_t> row_of;
-  {
+  void lay_out_link_rows() {
+    for (const Transfer& t : transfers_) by_link_[{t.src, t.dst}].emplace_back(t.start, t.end);
+    all_rows_ = by_link_.size();
+    rows_ = std::min<std::size_t>(all_rows_, kSvgMaxLinkRows);
     std::size_t r = 0;
-    for (const auto& entry : by_link) {
-      if (r == rows) break;
-      row_of.emplace(entry.first, r++);
+    for (const auto& entry : by_link_) {
+      if (r == rows_) break;
+      row_of_.emplace(entry.first, r++);
     }
   }
 
   // Drawn transfers: the first kSvgMaxTransfers by (start, src, dst, file order).
-  std::vector<std::size_t> order(total);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const Transfer& x = transfers[a];
-    const Transfer& y = transfers[b];
-    if (x.start != y.start) return x.start < y.start;
-    if (x.src != y.src) return x.src < y.src;
-    return x.dst < y.dst;
-  });
-  if (order.size() > static_cast<std::size_t>(kSvgMaxTransfers)) order.resize(kSvgMaxTransfers);
+  void choose_drawn_transfers() {
+    order_.resize(transfers_.size());
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
+    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
+      const Transfer& x = transfers_[a];
+      const Transfer& y = transfers_[b];
+      if (x.start != y.start) return x.start < y.start;
+      if (x.src != y.src) return x.src < y.src;
+      return x.dst < y.dst;
+    });
+    if (order_.size() > static_cast<std::size_t>(kSvgMaxTransfers)) order_.resize(kSvgMaxTransfers);
+  }
 
   // Header text.
-  std::string title = to_string(c.kind()) + " on " +
-                      (topology.name().empty() ? std::string("topology") : topology.name()) + ": " +
-                      std::to_string(c.num_members()) + " NPUs, " + std::to_string(total) +
-                      " transfers, collective time " + format_micros(collective_time) + " us";
-  std::string truncation;
-  if (total > order.size())
-    truncation += "showing the first " + std::to_string(order.size()) + " of " +
-                  std::to_string(total) + " transfers";
-  if (all_rows > rows)
-    truncation += std::string(truncation.empty() ? "showing " : ", ") + "the first " +
-                  std::to_string(rows) + " of " + std::to_string(all_rows) + " links";
-  if (!truncation.empty()) title += " (" + truncation + ")";
-  std::string subtitle = "synthesizer " + algorithm.synthesizer + ", seed " +
-                         std::to_string(algorithm.seed) + ", link model " +
-                         to_string(algorithm.link_model) + ", " + format_bytes(c.size()) +
-                         " per NPU, chunk " + format_bytes(c.chunk_bytes()) + " (" +
-                         std::to_string(c.chunks_per_npu()) + " per NPU)";
-  if (has_root(c.kind())) subtitle += ", root " + std::to_string(c.root());
-
-  // Vertical layout.
-  const double header_height = 96;
-  const double timeline_top = header_height;  // tick labels
-  const double rows_top = timeline_top + 18;
-  const double rows_height = std::max<double>(static_cast<double>(rows), 1) * kRowHeight;
-  const double axis_bottom = rows_top + rows_height;
-  const bool draw_ten = topology.npus() <= kSvgMaxTenNpus;
-  // TEN rows: every NPU, then any switch device a transfer touches.
-  std::vector<DeviceId> ten_devices;
-  std::map<DeviceId, std::size_t> ten_row;
-  if (draw_ten) {
-    for (DeviceId d = 0; d < topology.npus(); ++d) ten_devices.push_back(d);
-    std::vector<DeviceId> switches;
-    for (const Transfer& t : transfers)
-      for (DeviceId d : {t.src, t.dst})
-        if (topology.is_switch(d)) switches.push_back(d);
-    std::sort(switches.begin(), switches.end());
-    switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
-    ten_devices.insert(ten_devices.end(), switches.begin(), switches.end());
-    ten_devices = ten_order(ten_devices, transfers);
-    for (std::size_t i = 0; i < ten_devices.size(); ++i) ten_row[ten_devices[i]] = i;
+  void write_titles() {
+    const std::size_t total = transfers_.size();
+    title_ = to_string(c_.kind()) + " on " +
+             (topology_.name().empty() ? std::string("topology") : topology_.name()) + ": " +
+             std::to_string(c_.num_members()) + " NPUs, " + std::to_string(total) +
+             " transfers, collective time " + format_micros(collective_time_) + " us";
+    std::string truncation;
+    if (total > order_.size())
+      truncation += "showing the first " + std::to_string(order_.size()) + " of " +
+                    std::to_string(total) + " transfers";
+    if (all_rows_ > rows_)
+      truncation += std::string(truncation.empty() ? "showing " : ", ") + "the first " +
+                    std::to_string(rows_) + " of " + std::to_string(all_rows_) + " links";
+    if (!truncation.empty()) title_ += " (" + truncation + ")";
+    subtitle_ = "synthesizer " + algorithm_.synthesizer + ", seed " +
+                std::to_string(algorithm_.seed) + ", link model " +
+                to_string(algorithm_.link_model) + ", " + format_bytes(c_.size()) +
+                " per NPU, chunk " + format_bytes(c_.chunk_bytes()) + " (" +
+                std::to_string(c_.chunks_per_npu()) + " per NPU)";
+    if (has_root(c_.kind())) subtitle_ += ", root " + std::to_string(c_.root());
   }
-  const double ten_top = axis_bottom + 56;  // section title above the first NPU line
-  const double ten_rows_top = ten_top + 30;
-  const double page_height =
-      draw_ten ? ten_rows_top + static_cast<double>(ten_devices.size()) * kTenRowHeight + 30
-               : axis_bottom + 40;
 
-  std::string out = svg_open(kPageWidth, page_height, title);
-  out += "<defs>\n";
-  // Arrow heads in each origin's colour (the time-expanded network has at most 16 NPUs).
-  if (draw_ten)
-    for (NpuId k = 0; k < topology.npus(); ++k)
-      out += sformat(
-          "<marker id=\"arrow%d\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-          "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
-          "fill=\"%s\"/></marker>\n",
-          k, colour_of(k).c_str());
-  // Reduce transfers: white diagonal hatching over the bar.
-  out +=
-      "<pattern id=\"reduce-hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
-      "patternTransform=\"rotate(45)\"><rect x=\"0\" y=\"0\" width=\"1.6\" height=\"4\" "
-      "fill=\"#ffffff\" fill-opacity=\"0.85\"/></pattern>\n";
-  out += "</defs>\n";
+  // Vertical layout; the TEN's rows are every NPU, then any switch device a transfer touches.
+  void lay_out_page() {
+    const double header_height = 96;
+    timeline_top_ = header_height;  // tick labels
+    rows_top_ = timeline_top_ + 18;
+    const double rows_height = std::max<double>(static_cast<double>(rows_), 1) * kRowHeight;
+    axis_bottom_ = rows_top_ + rows_height;
+    draw_ten_ = topology_.npus() <= kSvgMaxTenNpus;
+    if (draw_ten_) {
+      for (DeviceId d = 0; d < topology_.npus(); ++d) ten_devices_.push_back(d);
+      std::vector<DeviceId> switches;
+      for (const Transfer& t : transfers_)
+        for (DeviceId d : {t.src, t.dst})
+          if (topology_.is_switch(d)) switches.push_back(d);
+      std::sort(switches.begin(), switches.end());
+      switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+      ten_devices_.insert(ten_devices_.end(), switches.begin(), switches.end());
+      ten_devices_ = ten_order(ten_devices_, transfers_);
+      for (std::size_t i = 0; i < ten_devices_.size(); ++i) ten_row_[ten_devices_[i]] = i;
+    }
+    ten_top_ = axis_bottom_ + 56;  // section title above the first NPU line
+    ten_rows_top_ = ten_top_ + 30;
+    page_height_ =
+        draw_ten_ ? ten_rows_top_ + static_cast<double>(ten_devices_.size()) * kTenRowHeight + 30
+                  : axis_bottom_ + 40;
+    ticks_ = nice_ticks(span_us_);
+  }
+
+  void append_defs(std::string& out) const {
+    out += "<defs>\n";
+    // Arrow heads in each origin's colour (the time-expanded network has at most 16 NPUs).
+    if (draw_ten_)
+      for (NpuId k = 0; k < topology_.npus(); ++k)
+        out += sformat(
+            "<marker id=\"arrow%d\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+            "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
+            "fill=\"%s\"/></marker>\n",
+            k, colour_of(k).c_str());
+    // Reduce transfers: white diagonal hatching over the bar.
+    out +=
+        "<pattern id=\"reduce-hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect x=\"0\" y=\"0\" width=\"1.6\" height=\"4\" "
+        "fill=\"#ffffff\" fill-opacity=\"0.85\"/></pattern>\n";
+    out += "</defs>\n";
+  }
 
   // Title, subtitle and legend.
-  out += "<text class=\"title\" x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
-         xml_escape(title) + "</text>\n";
-  out += "<text class=\"subtitle\" x=\"10\" y=\"42\" font-size=\"12\">" + xml_escape(subtitle) +
-         "</text>\n";
-  const std::string legend =
-      std::string("colour = chunk origin NPU") +
-      (is_reduction(c.kind()) ? " (reductions: the NPU the chunk belongs to)" : "") +
-      (topology.npus() > kLegendEntries ? ", NPUs 0-15 shown:" : ":");
-  out += "<g class=\"legend\">\n<text x=\"10\" y=\"66\">" + xml_escape(legend) + "</text>\n";
-  {
-    const int entries = std::min(kLegendEntries, std::max(1, topology.npus()));
+  void append_header(std::string& out) const {
+    out += "<text class=\"title\" x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+           xml_escape(title_) + "</text>\n";
+    out += "<text class=\"subtitle\" x=\"10\" y=\"42\" font-size=\"12\">" + xml_escape(subtitle_) +
+           "</text>\n";
+    const std::string legend =
+        std::string("colour = chunk origin NPU") +
+        (is_reduction(c_.kind()) ? " (reductions: the NPU the chunk belongs to)" : "") +
+        (topology_.npus() > kLegendEntries ? ", NPUs 0-15 shown:" : ":");
+    out += "<g class=\"legend\">\n<text x=\"10\" y=\"66\">" + xml_escape(legend) + "</text>\n";
+    append_origin_swatches(out, legend.size());
+    out +=
+        "<text x=\"10\" y=\"86\">rows: links carrying traffic; right: utilization = busy time / "
+        "collective time;</text>\n";
+    {
+      // Copies and reduce transfers side by side.
+      const double x = 10 + 6.2 * 88;
+      out += sformat(
+          "<rect class=\"legend-copy\" x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
+          "fill=\"#888888\"/><text x=\"%.2f\" y=\"86\">copy</text>\n"
+          "<rect class=\"legend-reduce\" x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
+          "fill=\"#888888\"/><rect x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
+          "fill=\"url(#reduce-hatch)\"/><text x=\"%.2f\" y=\"86\">reduce (hatched bar, dashed "
+          "arrow: a partial sum the receiver adds)</text>\n",
+          x, x + 26, x + 64, x + 64, x + 90);
+    }
+    out += "</g>\n";
+  }
+
+  // A colour swatch per origin NPU, right of the legend text (`legend_chars` long).
+  void append_origin_swatches(std::string& out, std::size_t legend_chars) const {
+    const int entries = std::min(kLegendEntries, std::max(1, topology_.npus()));
     // About 6.2 px per character at font-size 11.
-    const double legend_x = 10 + 6.2 * static_cast<double>(legend.size()) + 14;
+    const double legend_x = 10 + 6.2 * static_cast<double>(legend_chars) + 14;
     // Up to 44 px per entry, less when that would run past the page (at least 30: a swatch and
     // a two-digit label).
     const double spacing =
@@ -397,56 +445,41 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
           x, colour_of(k).c_str(), x + 16, k);
     }
   }
-  out +=
-      "<text x=\"10\" y=\"86\">rows: links carrying traffic; right: utilization = busy time / "
-      "collective time;</text>\n";
-  {
-    // Copies and reduce transfers side by side.
-    const double x = 10 + 6.2 * 88;
-    out += sformat(
-        "<rect class=\"legend-copy\" x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
-        "fill=\"#888888\"/><text x=\"%.2f\" y=\"86\">copy</text>\n"
-        "<rect class=\"legend-reduce\" x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
-        "fill=\"#888888\"/><rect x=\"%.2f\" y=\"77\" width=\"22\" height=\"12\" "
-        "fill=\"url(#reduce-hatch)\"/><text x=\"%.2f\" y=\"86\">reduce (hatched bar, dashed "
-        "arrow: a partial sum the receiver adds)</text>\n",
-        x, x + 26, x + 64, x + 64, x + 90);
-  }
-  out += "</g>\n";
 
   // Time axis: grid lines and labels over the link rows.
-  const Ticks ticks = nice_ticks(span_us);
-  std::string axis = "<g class=\"axis\">\n";
-  for (int k = 0;; ++k) {
-    const double t_us = ticks.step_us * k;
-    if (t_us > span_us * (1 + 1e-9)) break;
-    const double x = kLabelWidth + kPlotWidth * t_us / span_us;
-    axis += sformat(
-        "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#dddddd\"/>"
-        "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.*f</text>\n",
-        x, rows_top - 4, x, axis_bottom, x, timeline_top + 10, ticks.decimals, t_us);
-    if (k > 10000) break;  // defensive: never loops long
+  void append_time_axis(std::string& out) const {
+    std::string axis = "<g class=\"axis\">\n";
+    for (int k = 0;; ++k) {
+      const double t_us = ticks_.step_us * k;
+      if (t_us > span_us_ * (1 + 1e-9)) break;
+      const double x = kLabelWidth + kPlotWidth * t_us / span_us_;
+      axis += sformat(
+          "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#dddddd\"/>"
+          "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.*f</text>\n",
+          x, rows_top_ - 4, x, axis_bottom_, x, timeline_top_ + 10, ticks_.decimals, t_us);
+      if (k > 10000) break;  // defensive: never loops long
+    }
+    axis += sformat("<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">time (us)</text>\n",
+                    kLabelWidth - 6, timeline_top_ + 10);
+    if (collective_time_ > 0)
+      axis += sformat(
+          "<line class=\"collective-time\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
+          "y2=\"%.2f\" stroke=\"#333333\" stroke-dasharray=\"4 3\"/>\n",
+          x_of(collective_time_), rows_top_ - 4, x_of(collective_time_), axis_bottom_);
+    axis += "</g>\n";
+    out += axis;
   }
-  axis += sformat("<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">time (us)</text>\n",
-                  kLabelWidth - 6, timeline_top + 10);
-  if (collective_time > 0)
-    axis += sformat(
-        "<line class=\"collective-time\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
-        "y2=\"%.2f\" stroke=\"#333333\" stroke-dasharray=\"4 3\"/>\n",
-        x_of(collective_time), rows_top - 4, x_of(collective_time), axis_bottom);
-  axis += "</g>\n";
-  out += axis;
 
   // Link rows: stripe, label, utilization.
-  out += "<g class=\"links\">\n";
-  if (rows == 0)
-    out += sformat("<text x=\"%.2f\" y=\"%.2f\">no transfers</text>\n", kLabelWidth + 6,
-                   rows_top + 12);
-  {
+  void append_link_rows(std::string& out) const {
+    out += "<g class=\"links\">\n";
+    if (rows_ == 0)
+      out += sformat("<text x=\"%.2f\" y=\"%.2f\">no transfers</text>\n", kLabelWidth + 6,
+                     rows_top_ + 12);
     std::size_t r = 0;
-    for (const auto& [key, intervals] : by_link) {
-      if (r == rows) break;
-      const double y = rows_top + kRowHeight * static_cast<double>(r);
+    for (const auto& [key, intervals] : by_link_) {
+      if (r == rows_) break;
+      const double y = rows_top_ + kRowHeight * static_cast<double>(r);
       if (r % 2 == 0)
         out += sformat(
             "<rect class=\"stripe\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
@@ -456,81 +489,88 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
                      kLabelWidth - 6, y + 12) +
              xml_escape(link_label(key.first, key.second)) + "</text>";
       const std::string util =
-          collective_time > 0
+          collective_time_ > 0
               ? sformat("%.1f%%", 100.0 *
-                                      static_cast<double>(busy_time(intervals, collective_time)) /
-                                      static_cast<double>(collective_time))
+                                      static_cast<double>(busy_time(intervals, collective_time_)) /
+                                      static_cast<double>(collective_time_))
               : std::string("-");
       out += sformat("<text class=\"utilization\" x=\"%.2f\" y=\"%.2f\">%s</text>\n",
                      kLabelWidth + kPlotWidth + 6, y + 12, util.c_str());
       ++r;
     }
+    out += "</g>\n";
   }
-  out += "</g>\n";
+
+  // The NPU whose colour a transfer takes.
+  NpuId origin_of(const Transfer& t) const {
+    const auto chunks = algorithm_.chunks(t);
+    return chunks.empty() ? t.src : colour_npu(c_, chunks[0]);
+  }
 
   // Bars.
-  out += "<g class=\"transfers\">\n";
-  for (std::size_t index : order) {
-    const Transfer& t = transfers[index];
-    const auto row = row_of.find({t.src, t.dst});
-    if (row == row_of.end()) continue;
-    const auto chunks = algorithm.chunks(t);
-    const NpuId origin = chunks.empty() ? t.src : colour_npu(c, chunks[0]);
-    const double x = x_of(t.start);
-    const double width = std::max(0.5, x_of(t.end) - x);
-    const double y =
-        rows_top + kRowHeight * static_cast<double>(row->second) + (kRowHeight - kBarHeight) / 2;
-    out += sformat(
-        "<rect class=\"transfer\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-        "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>",
-        x, y, width, kBarHeight, colour_of(origin).c_str());
-    out += xml_escape(link_label(t.src, t.dst) + " " + chunk_list(chunks) + " (origin NPU " +
-                      std::to_string(origin) + (t.reduce ? ", reduce" : "") + "), " +
-                      format_micros(t.start) + " - " + format_micros(t.end) + " us");
-    out += "</title></rect>\n";
-    if (t.reduce)
+  void append_bars(std::string& out) const {
+    out += "<g class=\"transfers\">\n";
+    for (std::size_t index : order_) {
+      const Transfer& t = transfers_[index];
+      const auto row = row_of_.find({t.src, t.dst});
+      if (row == row_of_.end()) continue;
+      const auto chunks = algorithm_.chunks(t);
+      const NpuId origin = origin_of(t);
+      const double x = x_of(t.start);
+      const double width = std::max(0.5, x_of(t.end) - x);
+      const double y =
+          rows_top_ + kRowHeight * static_cast<double>(row->second) + (kRowHeight - kBarHeight) / 2;
       out += sformat(
-          "<rect class=\"reduce-mark\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-          "fill=\"url(#reduce-hatch)\"/>\n",
-          x, y, width, kBarHeight);
+          "<rect class=\"transfer\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+          "fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>",
+          x, y, width, kBarHeight, colour_of(origin).c_str());
+      out += xml_escape(link_label(t.src, t.dst) + " " + chunk_list(chunks) + " (origin NPU " +
+                        std::to_string(origin) + (t.reduce ? ", reduce" : "") + "), " +
+                        format_micros(t.start) + " - " + format_micros(t.end) + " us");
+      out += "</title></rect>\n";
+      if (t.reduce)
+        out += sformat(
+            "<rect class=\"reduce-mark\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+            "fill=\"url(#reduce-hatch)\"/>\n",
+            x, y, width, kBarHeight);
+    }
+    out += "</g>\n";
   }
-  out += "</g>\n";
 
   // Time-expanded network: device lines x time, an arrow per transfer.
-  if (draw_ten) {
+  void append_ten(std::string& out) const {
     out += "<g class=\"ten\">\n";
     out += sformat(
         "<text class=\"section\" x=\"10\" y=\"%.2f\" font-size=\"13\" "
         "font-weight=\"bold\">time-expanded network: an arrow per transfer from "
         "(src, start) to (dst, end)</text>\n",
-        ten_top);
+        ten_top_);
     for (int k = 0;; ++k) {
-      const double t_us = ticks.step_us * k;
-      if (t_us > span_us * (1 + 1e-9) || k > 10000) break;
-      const double x = kLabelWidth + kPlotWidth * t_us / span_us;
+      const double t_us = ticks_.step_us * k;
+      if (t_us > span_us_ * (1 + 1e-9) || k > 10000) break;
+      const double x = kLabelWidth + kPlotWidth * t_us / span_us_;
       out += sformat(
           "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#eeeeee\"/>"
           "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%.*f</text>\n",
-          x, ten_rows_top - 8, x,
-          ten_rows_top + kTenRowHeight * static_cast<double>(ten_devices.size()), x,
-          ten_rows_top - 12, ticks.decimals, t_us);
+          x, ten_rows_top_ - 8, x,
+          ten_rows_top_ + kTenRowHeight * static_cast<double>(ten_devices_.size()), x,
+          ten_rows_top_ - 12, ticks_.decimals, t_us);
     }
-    for (std::size_t i = 0; i < ten_devices.size(); ++i) {
-      const DeviceId d = ten_devices[i];
-      const double y = ten_rows_top + kTenRowHeight * (static_cast<double>(i) + 0.5);
+    for (std::size_t i = 0; i < ten_devices_.size(); ++i) {
+      const DeviceId d = ten_devices_[i];
+      const double y = ten_rows_top_ + kTenRowHeight * (static_cast<double>(i) + 0.5);
       out += sformat(
           "<line class=\"device\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
           "stroke=\"#999999\"/><text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s "
           "%d</text>\n",
           kLabelWidth, y, kLabelWidth + kPlotWidth, y, kLabelWidth - 6, y + 4,
-          topology.is_switch(d) ? "switch" : "NPU", d);
+          topology_.is_switch(d) ? "switch" : "NPU", d);
     }
-    for (std::size_t index : order) {
-      const Transfer& t = transfers[index];
-      const auto chunks = algorithm.chunks(t);
-      const NpuId origin = chunks.empty() ? t.src : colour_npu(c, chunks[0]);
-      const double y1 = ten_rows_top + kTenRowHeight * (static_cast<double>(ten_row[t.src]) + 0.5);
-      const double y2 = ten_rows_top + kTenRowHeight * (static_cast<double>(ten_row[t.dst]) + 0.5);
+    for (std::size_t index : order_) {
+      const Transfer& t = transfers_[index];
+      const NpuId origin = origin_of(t);
+      const double y1 = ten_y(t.src);
+      const double y2 = ten_y(t.dst);
       out += sformat(
           "<line class=\"arrow\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
           "stroke=\"%s\" stroke-width=\"1.5\"%s marker-end=\"url(#arrow%d)\"/>\n",
@@ -539,8 +579,36 @@ std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) 
     }
     out += "</g>\n";
   }
-  out += "</svg>\n";
-  return out;
+  double ten_y(DeviceId d) const {
+    return ten_rows_top_ + kTenRowHeight * (static_cast<double>(ten_row_.at(d)) + 0.5);
+  }
+
+  const Algorithm& algorithm_;
+  const Topology& topology_;
+  const Collective& c_;
+  const std::vector<Transfer>& transfers_;
+
+  Time collective_time_ = 0;
+  Time span_ = 1;
+  double span_us_ = 0;
+  std::map<std::pair<DeviceId, DeviceId>, std::vector<std::pair<Time, Time>>> by_link_;
+  std::size_t all_rows_ = 0, rows_ = 0;  // links with traffic; those drawn
+  std::map<std::pair<DeviceId, DeviceId>, std::size_t> row_of_;
+  std::vector<std::size_t> order_;  // the transfers drawn, in drawing order
+  std::string title_, subtitle_;
+  double timeline_top_ = 0, rows_top_ = 0, axis_bottom_ = 0;
+  bool draw_ten_ = false;
+  std::vector<DeviceId> ten_devices_;
+  std::map<DeviceId, std::size_t> ten_row_;
+  double ten_top_ = 0, ten_rows_top_ = 0, page_height_ = 0;
+  Ticks ticks_;
+};
+
+}  // namespace
+
+std::string algorithm_svg(const Algorithm& algorithm, const Topology& topology) {
+  check_algorithm(algorithm, topology);
+  return AlgorithmSvg(algorithm, topology).draw();
 }
 
 std::string bar_chart_svg(const std::string& title,

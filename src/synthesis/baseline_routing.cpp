@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "../common/group_by.h"
 #include "reduction.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
@@ -117,12 +118,16 @@ void LogicalSchedule::send(NpuId from, NpuId to, std::int64_t step, std::span<co
   chunk_pool_.insert(chunk_pool_.end(), chunks.begin(), chunks.end());
 }
 
-Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const {
-  Router router(topology_, name);
-  std::vector<Hop> hops;  // copies, then partial sums once reversed
-  std::vector<Hop> dual;  // the partial-sum messages as copies on the reversed routes
+namespace {
+
+using Message = LogicalSchedule::Message;
+
+// Each message along its route: copies hop by hop, partial sums as their dual (copies from the
+// reduction's end back along the reversed route, see keep_partial_sums).
+void route_messages(Router& router, std::span<const Message> messages, std::vector<Hop>& hops,
+                    std::vector<Hop>& dual) {
   std::vector<DeviceId> path;
-  for (const Message& m : messages_) {
+  for (const Message& m : messages) {
     router.path(m.from, m.to, path);
     const std::int64_t length = static_cast<std::int64_t>(path.size()) - 1;
     for (std::int64_t h = 0; h < length; ++h) {
@@ -134,142 +139,167 @@ Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const
                            m.num_chunks, false});
     }
   }
+}
 
-  // Partial sums: keep, per chunk, each device's first delivery in the dual (by key, then
-  // index) when the device is a contributor or forwards the chunk through a kept delivery;
-  // the dual's source (where the reduction ends) keeps nothing. Then reverse what is kept.
-  std::vector<ChunkId> kept_pool;
-  if (!dual.empty()) {
-    const int num_chunks = collective_.num_chunks();
-    const int devices = topology_.devices();
-    // Entries (dual hop, position in its chunk list), grouped by chunk.
-    std::vector<std::int64_t> entry_base(dual.size() + 1, 0);
-    for (std::size_t i = 0; i < dual.size(); ++i)
-      entry_base[i + 1] = entry_base[i] + dual[i].num_chunks;
-    const std::int64_t entries = entry_base.back();
-    std::vector<std::int64_t> offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
-    for (const Hop& h : dual)
-      for (std::int32_t k = 0; k < h.num_chunks; ++k) ++offsets[chunk_pool_[h.first_chunk + k] + 1];
-    for (int c = 0; c < num_chunks; ++c) offsets[c + 1] += offsets[c];
-    struct Entry {
-      std::uint32_t hop;
-      std::int32_t pos;
-    };
-    std::vector<Entry> by_chunk(entries);
-    {
-      std::vector<std::int64_t> fill(offsets.begin(), offsets.end() - 1);
-      for (std::size_t i = 0; i < dual.size(); ++i)
-        for (std::int32_t k = 0; k < dual[i].num_chunks; ++k)
-          by_chunk[fill[chunk_pool_[dual[i].first_chunk + k]]++] =
-              Entry{static_cast<std::uint32_t>(i), k};
-    }
-    // The reduction's end per chunk: an NPU that receives the chunk in the logical schedule and
-    // never sends it. Found from the logical messages.
-    std::vector<DeviceId> root(num_chunks, -1);
-    {
-      std::vector<std::int64_t> msg_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
-      for (const Message& m : messages_)
-        if (m.reduce)
-          for (std::int32_t k = 0; k < m.num_chunks; ++k)
-            ++msg_offsets[chunk_pool_[m.first_chunk + k] + 1];
-      for (int c = 0; c < num_chunks; ++c) msg_offsets[c + 1] += msg_offsets[c];
-      std::vector<std::uint32_t> msgs(msg_offsets.back());
-      std::vector<std::int64_t> fill(msg_offsets.begin(), msg_offsets.end() - 1);
-      for (std::size_t i = 0; i < messages_.size(); ++i)
-        if (messages_[i].reduce)
-          for (std::int32_t k = 0; k < messages_[i].num_chunks; ++k)
-            msgs[fill[chunk_pool_[messages_[i].first_chunk + k]]++] = static_cast<std::uint32_t>(i);
-      std::vector<char> is_sender(devices, 0);
-      for (int c = 0; c < num_chunks; ++c) {
-        for (std::int64_t p = msg_offsets[c]; p < msg_offsets[c + 1]; ++p)
-          is_sender[messages_[msgs[p]].from] = 1;
-        for (std::int64_t p = msg_offsets[c]; p < msg_offsets[c + 1]; ++p) {
-          const NpuId to = messages_[msgs[p]].to;
-          if (is_sender[to]) continue;
-          if (root[c] >= 0 && root[c] != to)
-            throw Error(name + ": internal error: the partial sums of chunk " + std::to_string(c) +
-                        " end at two NPUs (" + std::to_string(root[c]) + " and " +
-                        std::to_string(to) + ")");
-          root[c] = to;
-        }
-        for (std::int64_t p = msg_offsets[c]; p < msg_offsets[c + 1]; ++p)
-          is_sender[messages_[msgs[p]].from] = 0;
-      }
-    }
-
-    std::vector<char> kept(entries, 0);
-    std::vector<std::int64_t> first(devices, -1);  // position in the chunk's sorted entries
-    std::vector<char> forwards(devices, 0);
-    for (int c = 0; c < num_chunks; ++c) {
-      const auto begin = by_chunk.begin() + offsets[c];
-      const auto end = by_chunk.begin() + offsets[c + 1];
-      if (begin == end) continue;
-      std::sort(begin, end, [&](const Entry& a, const Entry& b) {
-        return dual[a.hop].key != dual[b.hop].key ? dual[a.hop].key < dual[b.hop].key
-                                                  : a.hop < b.hop;
+// The reduction's end per chunk (-1 for a chunk no partial sum carries): an NPU that receives
+// the chunk in the logical schedule and never sends it.
+std::vector<DeviceId> reduction_roots(std::span<const Message> messages,
+                                      std::span<const ChunkId> pool, int num_chunks, int devices,
+                                      const std::string& name) {
+  const auto by_chunk = group_by<std::int64_t, std::uint32_t>(
+      num_chunks, messages.size(), [&](std::size_t i, auto&& emit) {
+        if (messages[i].reduce)
+          for (std::int32_t k = 0; k < messages[i].num_chunks; ++k)
+            emit(pool[messages[i].first_chunk + k], static_cast<std::uint32_t>(i));
       });
-      for (auto it = begin; it != end; ++it) {
-        const DeviceId dst = dual[it->hop].dst;
-        if (dst != root[c] && first[dst] < 0) first[dst] = it - by_chunk.begin();
-      }
-      for (auto it = end; it != begin;) {
-        --it;
-        const Hop& h = dual[it->hop];
-        if (first[h.dst] != it - by_chunk.begin()) continue;
-        const bool contributor = collective_.member_index(h.dst) >= 0;
-        if (!contributor && !forwards[h.dst]) continue;
-        kept[entry_base[it->hop] + it->pos] = 1;
-        forwards[h.src] = 1;
-      }
-      for (auto it = begin; it != end; ++it) {
-        const Hop& h = dual[it->hop];
-        if (forwards[h.src] && h.src != root[c] && first[h.src] < 0)
-          throw Error(name + ": internal error: chunk " + std::to_string(c) +
-                      " is forwarded by device " + std::to_string(h.src) +
-                      " that never receives it");
-      }
-      for (NpuId npu : collective_.sources(c))
-        if (npu != root[c] && first[npu] < 0)
-          throw Error(name + ": internal error: the partial sum of chunk " + std::to_string(c) +
-                      " never leaves NPU " + std::to_string(npu));
-      for (auto it = begin; it != end; ++it) {
-        const Hop& h = dual[it->hop];
-        first[h.src] = first[h.dst] = -1;
-        forwards[h.src] = forwards[h.dst] = 0;
-      }
+  std::vector<DeviceId> root(num_chunks, -1);
+  std::vector<char> is_sender(devices, 0);
+  for (int c = 0; c < num_chunks; ++c) {
+    for (std::uint32_t m : by_chunk[c]) is_sender[messages[m].from] = 1;
+    for (std::uint32_t m : by_chunk[c]) {
+      const NpuId to = messages[m].to;
+      if (is_sender[to]) continue;
+      if (root[c] >= 0 && root[c] != to)
+        throw Error(name + ": internal error: the partial sums of chunk " + std::to_string(c) +
+                    " end at two NPUs (" + std::to_string(root[c]) + " and " + std::to_string(to) +
+                    ")");
+      root[c] = to;
     }
-    for (std::size_t i = 0; i < dual.size(); ++i) {
-      const Hop& h = dual[i];
-      const std::int64_t start = static_cast<std::int64_t>(kept_pool.size());
-      for (std::int32_t k = 0; k < h.num_chunks; ++k)
-        if (kept[entry_base[i] + k]) kept_pool.push_back(chunk_pool_[h.first_chunk + k]);
-      const auto count = static_cast<std::int32_t>(kept_pool.size() - start);
-      if (count > 0)
-        hops.push_back(Hop{h.dst, h.src, Key{-h.key.major, -h.key.minor}, -1 - start, count, true});
-    }
+    for (std::uint32_t m : by_chunk[c]) is_sender[messages[m].from] = 0;
   }
+  return root;
+}
 
-  // Placeholder times: the rank of the key (equal keys share a slot), one picosecond long,
-  // so that a transfer's recorded end is at or before the start of every later key.
+// One chunk's place in a dual hop's chunk list.
+struct Entry {
+  std::uint32_t hop;
+  std::int32_t pos;
+};
+
+// Scratch of keep_first_deliveries, per device; every chunk leaves it as it found it.
+struct DeliveryScratch {
+  std::vector<std::int64_t> first;  // position of the device's first delivery in the entries
+  std::vector<char> forwards;       // the device sends the chunk on through a kept delivery
+};
+
+// Chunk c's dual entries, sorted in place by (key, hop): marks in `kept` (by entry_base[hop] +
+// pos) each device's first delivery when the device is a contributor or forwards the chunk;
+// the root (where the reduction ends) keeps nothing.
+void keep_first_deliveries(ChunkId c, std::span<Entry> entries, const std::vector<Hop>& dual,
+                           const std::vector<std::int64_t>& entry_base, DeviceId root,
+                           const Collective& collective, const std::string& name,
+                           DeliveryScratch& scratch, std::vector<char>& kept) {
+  if (entries.empty()) return;
+  auto& first = scratch.first;
+  auto& forwards = scratch.forwards;
+  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    return dual[a.hop].key != dual[b.hop].key ? dual[a.hop].key < dual[b.hop].key : a.hop < b.hop;
+  });
+  for (std::size_t p = 0; p < entries.size(); ++p) {
+    const DeviceId dst = dual[entries[p].hop].dst;
+    if (dst != root && first[dst] < 0) first[dst] = static_cast<std::int64_t>(p);
+  }
+  for (std::size_t p = entries.size(); p-- > 0;) {
+    const Hop& h = dual[entries[p].hop];
+    if (first[h.dst] != static_cast<std::int64_t>(p)) continue;
+    const bool contributor = collective.member_index(h.dst) >= 0;
+    if (!contributor && !forwards[h.dst]) continue;
+    kept[entry_base[entries[p].hop] + entries[p].pos] = 1;
+    forwards[h.src] = 1;
+  }
+  for (const Entry& e : entries) {
+    const Hop& h = dual[e.hop];
+    if (forwards[h.src] && h.src != root && first[h.src] < 0)
+      throw Error(name + ": internal error: chunk " + std::to_string(c) +
+                  " is forwarded by device " + std::to_string(h.src) + " that never receives it");
+  }
+  for (NpuId npu : collective.sources(c))
+    if (npu != root && first[npu] < 0)
+      throw Error(name + ": internal error: the partial sum of chunk " + std::to_string(c) +
+                  " never leaves NPU " + std::to_string(npu));
+  for (const Entry& e : entries) {
+    const Hop& h = dual[e.hop];
+    first[h.src] = first[h.dst] = -1;
+    forwards[h.src] = forwards[h.dst] = 0;
+  }
+}
+
+// Partial sums: keep, per chunk, each device's first delivery in the dual (by key, then index)
+// when the device is a contributor or forwards the chunk through a kept delivery; the dual's
+// source (where the reduction ends) keeps nothing. Then reverse what is kept: appended to
+// `hops` as reduce hops whose chunks (first_chunk negative) index the returned pool.
+std::vector<ChunkId> keep_partial_sums(const std::vector<Hop>& dual,
+                                       std::span<const Message> messages,
+                                       std::span<const ChunkId> pool, const Collective& collective,
+                                       int devices, const std::string& name,
+                                       std::vector<Hop>& hops) {
+  std::vector<ChunkId> kept_pool;
+  if (dual.empty()) return kept_pool;
+  const int num_chunks = collective.num_chunks();
+  // Entries (dual hop, position in its chunk list), grouped by chunk.
+  std::vector<std::int64_t> entry_base(dual.size() + 1, 0);
+  for (std::size_t i = 0; i < dual.size(); ++i)
+    entry_base[i + 1] = entry_base[i] + dual[i].num_chunks;
+  auto by_chunk =
+      group_by<std::int64_t, Entry>(num_chunks, dual.size(), [&](std::size_t i, auto&& emit) {
+        for (std::int32_t k = 0; k < dual[i].num_chunks; ++k)
+          emit(pool[dual[i].first_chunk + k], Entry{static_cast<std::uint32_t>(i), k});
+      });
+  const std::vector<DeviceId> root = reduction_roots(messages, pool, num_chunks, devices, name);
+
+  std::vector<char> kept(entry_base.back(), 0);
+  DeliveryScratch scratch{std::vector<std::int64_t>(devices, -1), std::vector<char>(devices, 0)};
+  for (int c = 0; c < num_chunks; ++c)
+    keep_first_deliveries(c, by_chunk[c], dual, entry_base, root[c], collective, name, scratch,
+                          kept);
+  for (std::size_t i = 0; i < dual.size(); ++i) {
+    const Hop& h = dual[i];
+    const std::int64_t start = static_cast<std::int64_t>(kept_pool.size());
+    for (std::int32_t k = 0; k < h.num_chunks; ++k)
+      if (kept[entry_base[i] + k]) kept_pool.push_back(pool[h.first_chunk + k]);
+    const auto count = static_cast<std::int32_t>(kept_pool.size() - start);
+    if (count > 0)
+      hops.push_back(Hop{h.dst, h.src, Key{-h.key.major, -h.key.minor}, -1 - start, count, true});
+  }
+  return kept_pool;
+}
+
+// The hops as transfers at placeholder times: the rank of the key (equal keys share a slot),
+// one picosecond long, so that a transfer's recorded end is at or before the start of every
+// later key. Copies point into the schedule's pool, reversed partial sums (negative) into
+// kept_pool.
+void add_placeholder_transfers(const std::vector<Hop>& hops, std::span<const ChunkId> pool,
+                               std::span<const ChunkId> kept_pool, Algorithm& algorithm) {
   std::vector<std::uint32_t> order(hops.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return hops[a].key < hops[b].key; });
-  Algorithm algorithm(collective_);
-  algorithm.synthesizer = name;
-  algorithm.link_model = model;
   algorithm.reserve(hops.size());
   Time slot = -1;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Hop& h = hops[order[i]];
     if (i == 0 || hops[order[i - 1]].key != h.key) ++slot;
-    // Copies point into the schedule's pool, reversed partial sums (negative) into kept_pool.
-    const ChunkId* chunks = h.first_chunk >= 0 ? chunk_pool_.data() + h.first_chunk
-                                               : kept_pool.data() + (-1 - h.first_chunk);
+    const ChunkId* chunks =
+        h.first_chunk >= 0 ? pool.data() + h.first_chunk : kept_pool.data() + (-1 - h.first_chunk);
     algorithm.add_transfer(h.src, h.dst, slot, slot + 1,
                            std::span<const ChunkId>(chunks, static_cast<std::size_t>(h.num_chunks)),
                            h.reduce);
   }
+}
+
+}  // namespace
+
+Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const {
+  Router router(topology_, name);
+  std::vector<Hop> hops;  // copies, then partial sums once reversed
+  std::vector<Hop> dual;  // the partial-sum messages as copies on the reversed routes
+  route_messages(router, messages_, hops, dual);
+  const std::vector<ChunkId> kept_pool =
+      keep_partial_sums(dual, messages_, chunk_pool_, collective_, topology_.devices(), name, hops);
+  Algorithm algorithm(collective_);
+  algorithm.synthesizer = name;
+  algorithm.link_model = model;
+  add_placeholder_transfers(hops, chunk_pool_, kept_pool, algorithm);
   compact(algorithm, timing_, model);
   algorithm.synthesizer = name;
   algorithm.link_model = model;

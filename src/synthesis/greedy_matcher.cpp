@@ -106,9 +106,7 @@ void GreedyMatcher::build_links(const Topology& topology, Bytes chunk_bytes) {
   std::stable_sort(links_.begin(), links_.end(), [](const MatchLink& a, const MatchLink& b) {
     return a.dst != b.dst ? a.dst < b.dst : a.src < b.src;
   });
-  in_begin_.assign(npus_ + 1, 0);
-  for (const MatchLink& l : links_) ++in_begin_[l.dst + 1];
-  for (int v = 0; v < npus_; ++v) in_begin_[v + 1] += in_begin_[v];
+  key_offsets(in_begin_, npus_, links_.size(), [&](std::size_t l) { return links_[l].dst; });
   std::vector<Time> distinct;
   for (const MatchLink& l : links_) distinct.push_back(l.arrival_delay);
   std::sort(distinct.begin(), distinct.end());
@@ -515,16 +513,14 @@ void GreedyMatcher::sort_by_destination() {
     return;
   }
   // Counting sort by destination, then each (small) destination group by its key.
-  dst_offsets_.assign(npus_ + 1, 0);
-  for (const auto& [key, l] : sort_keys_) ++dst_offsets_[(key >> 40) + 1];
-  for (int v = 0; v < npus_; ++v) dst_offsets_[v + 1] += dst_offsets_[v];
-  sorted_keys_.resize(count);
-  std::vector<std::uint32_t> fill(dst_offsets_.begin(), dst_offsets_.end() - 1);
-  for (const auto& entry : sort_keys_) sorted_keys_[fill[entry.first >> 40]++] = entry;
+  group_into(by_destination_, npus_, count,
+             [&](std::size_t i, auto&& emit) { emit(sort_keys_[i].first >> 40, sort_keys_[i]); });
   for (int v = 0; v < npus_; ++v)
-    if (dst_offsets_[v + 1] - dst_offsets_[v] > 1)
-      std::sort(sorted_keys_.begin() + dst_offsets_[v], sorted_keys_.begin() + dst_offsets_[v + 1]);
-  sort_keys_.swap(sorted_keys_);
+    if (by_destination_.size(v) > 1) {
+      const auto group = by_destination_[v];
+      std::sort(group.begin(), group.end());
+    }
+  sort_keys_.swap(by_destination_.values);
 }
 
 void GreedyMatcher::match_direct_round(Time now) {

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../common/group_by.h"
 #include "chunk_logs.h"
 #include "matcher/bit_matrix.h"
 #include "matcher/chunk_choice.h"
@@ -189,8 +190,8 @@ class GreedyMatcher {
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
   std::vector<std::pair<std::uint64_t, LinkId>> sort_keys_;  // (dst, delay rank, random)
-  std::vector<std::pair<std::uint64_t, LinkId>> sorted_keys_;
-  std::vector<std::uint32_t> dst_offsets_;
+  // sort_keys_ grouped by destination (sort_by_destination), kept to reuse its storage.
+  Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_destination_;
 
   std::vector<Flight> flights_;
   std::vector<std::uint32_t> free_flights_;

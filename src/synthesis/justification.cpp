@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/group_by.h"
 #include "link_events.h"
 #include "reduction.h"
 #include "tacos/common/units.h"
@@ -27,19 +28,16 @@ constexpr int kPatience = 2;
 struct MessageGraph {
   std::vector<std::span<const LinkId>> route;
   std::vector<Bytes> bytes;
-  std::vector<std::int32_t> pred_offset, pred, succ_offset, succ;
+  Groups<std::int32_t, std::int32_t> pred;  // per message: the messages it waits for
+  Groups<std::int32_t, std::int32_t> succ;  // per message: the messages waiting for it
 };
 
-// Edges (from, to) grouped by `from`: offset[from] .. offset[from + 1] index their `to`s.
-void group_by_first(const std::vector<std::pair<std::int32_t, std::int32_t>>& edges,
-                    std::size_t count, std::vector<std::int32_t>& offset,
-                    std::vector<std::int32_t>& to) {
-  offset.assign(count + 1, 0);
-  for (const auto& edge : edges) ++offset[edge.first + 1];
-  for (std::size_t m = 0; m < count; ++m) offset[m + 1] += offset[m];
-  to.resize(edges.size());
-  std::vector<std::int32_t> fill(offset.begin(), offset.end() - 1);
-  for (const auto& [from, target] : edges) to[fill[from]++] = target;
+// Edges (from, to) grouped by `from`, in edge order.
+Groups<std::int32_t, std::int32_t> group_by_first(
+    const std::vector<std::pair<std::int32_t, std::int32_t>>& edges, std::size_t count) {
+  return group_by<std::int32_t, std::int32_t>(count, edges.size(), [&](std::size_t i, auto&& emit) {
+    emit(edges[i].first, edges[i].second);
+  });
 }
 
 std::optional<MessageGraph> build_graph(const Algorithm& copy, const Topology& topology) {
@@ -87,9 +85,9 @@ std::optional<MessageGraph> build_graph(const Algorithm& copy, const Topology& t
     mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
     for (std::int32_t before : mine) waits.emplace_back(static_cast<std::int32_t>(i), before);
   }
-  group_by_first(waits, count, graph.pred_offset, graph.pred);
+  graph.pred = group_by_first(waits, count);
   for (auto& [m, before] : waits) std::swap(m, before);  // now (message, one waiting for it)
-  group_by_first(waits, count, graph.succ_offset, graph.succ);
+  graph.succ = group_by_first(waits, count);
   return graph;
 }
 
@@ -105,11 +103,10 @@ struct Pass {
 Pass list_schedule(const MessageGraph& graph, const Topology& topology, LinkModel model,
                    bool backwards, const std::vector<Time>& priority) {
   const auto count = static_cast<std::int32_t>(graph.route.size());
-  const auto& waits_offset = backwards ? graph.succ_offset : graph.pred_offset;
-  const auto& frees_offset = backwards ? graph.pred_offset : graph.succ_offset;
+  const auto& waits = backwards ? graph.succ : graph.pred;
   const auto& frees = backwards ? graph.pred : graph.succ;
   std::vector<std::int32_t> pending(count);
-  for (std::int32_t m = 0; m < count; ++m) pending[m] = waits_offset[m + 1] - waits_offset[m];
+  for (std::int32_t m = 0; m < count; ++m) pending[m] = static_cast<std::int32_t>(waits.size(m));
   auto entry_port = [&](std::int32_t m) {
     return backwards ? graph.route[m].back() : graph.route[m].front();
   };
@@ -150,8 +147,7 @@ Pass list_schedule(const MessageGraph& graph, const Topology& topology, LinkMode
   run_link_events(
       events,
       [&](std::int32_t arrived, Time, std::vector<LinkId>& touched) {
-        for (std::int32_t k = frees_offset[arrived]; k < frees_offset[arrived + 1]; ++k) {
-          const std::int32_t m = frees[k];
+        for (const std::int32_t m : frees[arrived]) {
           if (--pending[m] == 0) {
             queue[entry_port(m)].push({priority[m], m});
             touched.push_back(entry_port(m));

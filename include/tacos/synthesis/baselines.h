@@ -140,14 +140,16 @@ class LogicalSchedule {
   // Routes, times and compacts; `name` becomes Algorithm::synthesizer and prefixes errors.
   Algorithm build(const std::string& name, LinkModel model) const;
 
- private:
+  // One logical message; public so that build's steps (baseline_routing.cpp) can read them.
   struct Message {
     NpuId from, to;
     std::int64_t step;
-    std::int64_t first_chunk;
+    std::int64_t first_chunk;  // into the chunk pool
     std::int32_t num_chunks;
     bool reduce;
   };
+
+ private:
   const Topology& topology_;
   const Topology& timing_;
   const Collective& collective_;

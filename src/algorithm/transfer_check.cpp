@@ -1,0 +1,50 @@
+#include "transfer_check.h"
+
+#include <utility>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/topology/switch_routes.h"
+
+namespace tacos::detail {
+namespace {
+
+TransferCheck problem(const Algorithm& algorithm, std::size_t index, const std::string& what) {
+  return TransferCheck{{}, describe_transfer(algorithm, index) + what};
+}
+
+}  // namespace
+
+TransferCheck check_transfer(const Algorithm& algorithm, const Topology& topology,
+                             std::size_t index) {
+  const Transfer& t = algorithm.transfers()[index];
+  const int devices = topology.devices();
+  for (DeviceId d : {t.src, t.dst})
+    if (d < 0 || d >= devices)
+      return problem(algorithm, index,
+                     ": device " + std::to_string(d) + " is not in the topology (devices 0.." +
+                         std::to_string(devices - 1) + ")");
+  if (topology.is_switch(t.src) || topology.is_switch(t.dst))
+    return problem(algorithm, index, ": messages go between NPUs; a switch only forwards them");
+  if (t.src == t.dst) return problem(algorithm, index, " sends to itself");
+  const std::span<const LinkId> route = topology.switch_routes().route(t.src, t.dst);
+  if (route.empty())
+    return problem(algorithm, index,
+                   ": the topology has no link " + std::to_string(t.src) + " -> " +
+                       std::to_string(t.dst) + " and no path through switches");
+  if (std::string error = check_transfer_chunks(algorithm, index); !error.empty())
+    return TransferCheck{{}, std::move(error)};
+  return TransferCheck{route, {}};
+}
+
+std::string check_transfer_chunks(const Algorithm& algorithm, std::size_t index) {
+  const auto chunks = algorithm.chunks(algorithm.transfers()[index]);
+  if (chunks.empty()) return describe_transfer(algorithm, index) + " carries no chunks";
+  const int num_chunks = algorithm.collective().num_chunks();
+  for (ChunkId c : chunks)
+    if (c < 0 || c >= num_chunks)
+      return describe_transfer(algorithm, index) + ": chunk " + std::to_string(c) +
+             " is not one of the collective's chunks 0.." + std::to_string(num_chunks - 1);
+  return {};
+}
+
+}  // namespace tacos::detail
