@@ -7,10 +7,12 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cli_support.h"
 #include "tacos/common/error.h"
+#include "tacos/io/chakra.h"
 #include "tacos/io/topology_yaml.h"
 #include "tacos/topology/describe.h"
 #include "tacos/topology/generators.h"
@@ -257,6 +259,19 @@ TEST(SwitchCapability, DescribeShowsReducingSwitches) {
   const tacos_test::RunResult bad = run_tacos("topology describe --topology dgx-a100:2:nvls");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("dgx-a100's NVSwitch has no NVLink SHARP"), std::string::npos) << bad.err;
+}
+
+// ASTRA-sim has neither multicast nor in-network reduction: a declared switch is written as the
+// plain Switch it also is (the comment line names the spec).
+TEST(SwitchCapability, AstraNetworkIgnoresTheCapability) {
+  auto body = [](const std::string& spec) {
+    const std::optional<std::string> text = astra_network_yaml(gen(spec));
+    EXPECT_TRUE(text.has_value()) << spec;
+    return text ? text->substr(text->find('\n') + 1) : std::string();
+  };
+  EXPECT_EQ(body("switch:8:nvls"), body("switch:8"));
+  EXPECT_EQ(body("ring:2,switch:4:nvls"), body("ring:2,switch:4"));
+  EXPECT_FALSE(astra_network_yaml(gen("dgx-h100:2:nvls:sharp")).has_value());  // as dgx-h100:2
 }
 
 }  // namespace
