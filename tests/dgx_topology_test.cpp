@@ -1,7 +1,9 @@
-// Real-system generators: dgx1, dgx-a100:NODES, dgx-h100:NODES (numbers: docs/topologies.md).
+// Real-system generators: dgx1, dgx-a100 / dgx-h100 / dgx-h200 / dgx-b200:NODES and
+// gb200-nvl72:RACKS (numbers: docs/topologies.md).
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tacos/common/error.h"
 #include "tacos/topology/generators.h"
@@ -67,6 +69,15 @@ TEST(DgxTopology, Dgx1TakesExplicitPerNvLinkBandwidthAndLatency) {
   EXPECT_EQ(t.link(t.find_link(0, 2)).latency_ps, 1'000'000);
   EXPECT_THROW(gen("dgx1", "20,30"), Error);
   EXPECT_THROW(gen("dgx1:2"), Error);
+}
+
+std::string message_of_third_tier(const std::string& spec) {
+  try {
+    gen(spec);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 struct ClusterCase {
@@ -193,7 +204,11 @@ INSTANTIATE_TEST_SUITE_P(Dgx, DgxCluster,
                                            ClusterCase{"dgx-a100:2", 2, 300.0, 25.0},
                                            ClusterCase{"dgx-a100:4", 4, 300.0, 25.0},
                                            ClusterCase{"dgx-h100:1", 1, 450.0, 50.0},
-                                           ClusterCase{"dgx-h100:3", 3, 450.0, 50.0}),
+                                           ClusterCase{"dgx-h100:3", 3, 450.0, 50.0},
+                                           ClusterCase{"dgx-h200:1", 1, 450.0, 50.0},
+                                           ClusterCase{"dgx-h200:3", 3, 450.0, 50.0},
+                                           ClusterCase{"dgx-b200:1", 1, 900.0, 50.0},
+                                           ClusterCase{"dgx-b200:4", 4, 900.0, 50.0}),
                          [](const auto& info) {
                            std::string name = info.param.spec;
                            for (char& ch : name)
@@ -223,6 +238,8 @@ TEST(DgxTopology, ExplicitParametersOverrideTheDatasheet) {
 }
 
 TEST(DgxTopology, BadSpecsThrow) {
+  for (const char* spec : {"dgx-b200:0", "gb200-nvl72:x", "gb200-nvl72:2,ring:2", "dgx-h200:-3"})
+    EXPECT_THROW(gen(spec), Error) << spec;
   for (const char* spec : {"dgx-a100:0", "dgx-a100:x", "dgx-a100:", "dgx-h100:-1", "dgx-h100:2x2",
                            "dgx-a100:1,ring:4", "ring:4,dgx1", "dgx-a100:99999999999"})
     EXPECT_THROW(gen(spec), Error) << spec;
@@ -235,6 +252,94 @@ TEST(DgxTopology, LoaderAndHelpKnowTheKinds) {
   EXPECT_NE(help.find("dgx1"), std::string::npos);
   EXPECT_NE(help.find("dgx-a100:NODES"), std::string::npos);
   EXPECT_NE(help.find("dgx-h100:NODES"), std::string::npos);
+  for (const char* kind : {"dgx-h200:NODES", "dgx-b200:NODES", "gb200-nvl72:RACKS", ":nvls",
+                           ":sharp", "switch:N:nvls"})
+    EXPECT_NE(help.find(kind), std::string::npos) << kind;
+  EXPECT_EQ(to_string(gen("dgx-h200:2").shape().kind), "dgx-h200");
+  EXPECT_EQ(to_string(gen("dgx-b200:2").shape().kind), "dgx-b200");
+  EXPECT_EQ(to_string(gen("gb200-nvl72:2").shape().kind), "gb200-nvl72");
+}
+
+// DGX H200 is DGX H100's fabric (NVLink 4, four NVSwitch chips, 8 x 400 Gb/s ConnectX-7):
+// link for link the same topology, spines included.
+TEST(DgxTopology, H200IsTheH100Fabric) {
+  for (const char* nodes : {"1", "4", "128"}) {
+    const Topology h200 = gen(std::string("dgx-h200:") + nodes);
+    const Topology h100 = gen(std::string("dgx-h100:") + nodes);
+    ASSERT_EQ(h200.devices(), h100.devices()) << nodes;
+    ASSERT_EQ(h200.num_links(), h100.num_links()) << nodes;
+    for (LinkId id = 0; id < h200.num_links(); ++id) {
+      EXPECT_EQ(h200.link(id).src, h100.link(id).src);
+      EXPECT_EQ(h200.link(id).dst, h100.link(id).dst);
+      EXPECT_DOUBLE_EQ(h200.link(id).bandwidth_gbps, h100.link(id).bandwidth_gbps);
+      EXPECT_EQ(h200.link(id).latency_ps, h100.link(id).latency_ps);
+    }
+    EXPECT_EQ(h200.shape().dimensions, h100.shape().dimensions);
+  }
+  EXPECT_EQ(message_of_third_tier("dgx-h200:257"),
+            "--topology 'dgx-h200:257': more than 256 nodes need a third switch tier, which dgx "
+            "kinds do not build (use fattree3 or a topology file)");
+}
+
+// DGX B200: NVLink 5 (1.8 TB/s bidirectional per GPU = 900 GB/s per direction) on the
+// NVSwitch, 8 x 400 Gb/s ConnectX-7 (50 GB/s) on Quantum-2 leaves of 64 ports.
+TEST(DgxTopology, B200DoublesTheNvLinkAndKeepsTheNics) {
+  const Topology t = gen("dgx-b200:2");
+  EXPECT_EQ(t.npus(), 16);
+  EXPECT_EQ(t.switches(), 2 + 8);
+  EXPECT_DOUBLE_EQ(t.link(t.find_link(5, 16)).bandwidth_gbps, 900.0);
+  EXPECT_EQ(t.link(t.find_link(16, 5)).latency_ps, 250'000);
+  EXPECT_DOUBLE_EQ(t.link(t.find_link(13, 18 + 5)).bandwidth_gbps, 50.0);
+  EXPECT_EQ(t.link(t.find_link(18 + 5, 13)).latency_ps, 1'000'000);
+  // 128 nodes: 4 leaves per rail, 16 spines, 2 cables per leaf-spine pair, as dgx-h100.
+  const Topology big = gen("dgx-b200:128");
+  EXPECT_EQ(big.switches(), 128 + 32 + 16);
+  EXPECT_DOUBLE_EQ(big.link(big.find_link(1024 + 128, 1024 + 128 + 32)).bandwidth_gbps, 100.0);
+  // --bandwidth / --latency override the datasheet as for the other dgx kinds.
+  const Topology slow = gen("dgx-b200:2", "450,25", "0.5us,2us");
+  EXPECT_DOUBLE_EQ(slow.link(slow.find_link(0, 16)).bandwidth_gbps, 450.0);
+  EXPECT_DOUBLE_EQ(slow.link(slow.find_link(0, 18)).bandwidth_gbps, 25.0);
+  EXPECT_EQ(slow.link(slow.find_link(0, 18)).latency_ps, 2'000'000);
+}
+
+// GB200 NVL72: 72 GPUs of a rack on one NVLink domain (18 NVLink 5 links per GPU to 18
+// NVLink switch chips: one logical switch of 72 ports at 900 GB/s per direction); GPU g of
+// every rack on rail g's leaf through its 400 Gb/s ConnectX-7.
+TEST(DgxTopology, Gb200Nvl72RacksOnRails) {
+  const Topology one = gen("gb200-nvl72");
+  EXPECT_EQ(one.npus(), 72);
+  EXPECT_EQ(one.switches(), 1);
+  EXPECT_EQ(one.num_links(), 144);
+  for (DeviceId gpu = 0; gpu < 72; ++gpu) {
+    const LinkId up = one.find_link(gpu, 72);
+    ASSERT_GE(up, 0) << gpu;
+    EXPECT_DOUBLE_EQ(one.link(up).bandwidth_gbps, 900.0);
+    EXPECT_EQ(one.link(up).latency_ps, 250'000);
+  }
+  EXPECT_EQ(one.shape().dimensions, (std::vector<ShapeDimension>{{DimensionWiring::kSwitch, 72},
+                                                                 {DimensionWiring::kSwitch, 1}}));
+  // Two racks: NPUs 0..143, NVSwitches 144, 145, rail leaves 146..217 (rail g: 146 + g).
+  const Topology two = gen("gb200-nvl72:2");
+  EXPECT_EQ(two.npus(), 144);
+  EXPECT_EQ(two.switches(), 2 + 72);
+  EXPECT_EQ(two.num_links(), 4 * 144);
+  const LinkId nic = two.find_link(72 + 40, 146 + 40);  // rack 1, GPU 40: rail 40
+  ASSERT_GE(nic, 0);
+  EXPECT_DOUBLE_EQ(two.link(nic).bandwidth_gbps, 50.0);
+  EXPECT_EQ(two.link(nic).latency_ps, 1'000'000);
+  EXPECT_GE(two.find_link(146 + 40, 40), 0);   // rack 0, GPU 40: the same leaf
+  EXPECT_EQ(two.find_link(72 + 40, 144), -1);  // no NVLink across racks
+  const SwitchRoutes routes(two);
+  EXPECT_EQ(routes.route(40, 72 + 40).size(), 2u);  // rail 40's leaf
+  EXPECT_EQ(routes.route(3, 70).size(), 2u);        // the rack's NVLink domain
+  EXPECT_TRUE(routes.route(3, 72 + 40).empty());    // other rack, other rail: relayed
+  two.require_strongly_connected();
+  // 64 racks fit one 64-port leaf per rail; more would need spines for 72 rails, which a
+  // two-tier network of 64-port switches cannot give.
+  EXPECT_EQ(gen("gb200-nvl72:64").switches(), 64 + 72);
+  EXPECT_EQ(message_of_third_tier("gb200-nvl72:65"),
+            "--topology 'gb200-nvl72:65': more than 64 racks need a third switch tier, which dgx "
+            "kinds do not build (use fattree3 or a topology file)");
 }
 
 }  // namespace

@@ -90,14 +90,14 @@ TEST(MulticastSwitch, TopologySpecs) {
   EXPECT_EQ(message_of([] { fabric("ring:4:multicast"); }),
             "--topology 'ring:4:multicast': only switches can be multicast ('ring:4:multicast'; "
             "write switch:N:multicast)");
-  EXPECT_EQ(message_of([] { fabric("switch:8:sharp"); }),
-            "--topology 'switch:8:sharp': unexpected ':sharp' in 'switch:8:sharp' (expected "
-            "switch:N or switch:N:multicast)");
+  EXPECT_EQ(message_of([] { fabric("switch:8:foo"); }),
+            "--topology 'switch:8:foo': unexpected ':foo' in 'switch:8:foo' (expected "
+            "switch:N, switch:N:multicast or switch:N:nvls)");
   EXPECT_EQ(message_of([] { fabric("switch::multicast"); }),
             "--topology 'switch::multicast': expected a whole number, got ''");
   EXPECT_EQ(message_of([] { fabric("dgx-a100:2:multicast"); }),
-            "--topology 'dgx-a100:2:multicast': only dgx-h100's NVSwitch (NVLink SHARP) can be "
-            "multicast, not dgx-a100's");
+            "--topology 'dgx-a100:2:multicast': dgx-a100's NVSwitch has no NVLink SHARP, so it "
+            "cannot be ':multicast' (dgx-h100, dgx-h200, dgx-b200, gb200-nvl72 can)");
   EXPECT_EQ(message_of([] { fabric("dgx-h100::multicast"); }),
             "--topology 'dgx-h100::multicast': expected a node count after ':', such as "
             "dgx-h100:2");
@@ -387,12 +387,12 @@ TEST(MulticastSwitch, YamlSwitchesList) {
             ":3: expected true or false for switches[0].multicast");
   EXPECT_EQ(error_of("bad_key.yaml",
                      std::string("npus: 2\nswitches:\n  - {multicst: true}\n") + kPodLinks),
-            ":3: unknown key 'multicst' in switches[0] (expected multicast)");
+            ":3: unknown key 'multicst' in switches[0] (expected multicast, reduce)");
   EXPECT_EQ(error_of("scalar.yaml", std::string("npus: 2\nswitches:\n  - 7\n") + kPodLinks),
-            ":3: expected a map {multicast: true|false} for switches[0]");
+            ":3: expected a map {multicast: true|false, reduce: true|false} for switches[0]");
   EXPECT_EQ(error_of("map.yaml", std::string("npus: 2\nswitches: {multicast: true}\n") + kPodLinks),
             ":2: expected a count or a list of switches for 'switches' (one map per switch, e.g. - "
-            "{multicast: true})");
+            "{multicast: true, reduce: true})");
   EXPECT_EQ(error_of("unused.yaml", std::string("npus: 2\nswitches:\n  - {}\n  - {multicast: "
                                                 "true}\n") +
                                         kPodLinks),

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "commands.h"
 #include "common_options.h"
@@ -13,6 +14,18 @@
 
 namespace tacos::cli {
 namespace {
+
+// " (2 multicast: one copy in, many out; 2 reducing: ...)", or "" when no switch does more
+// than forward.
+std::string switch_capabilities(const TopologySummary& s) {
+  std::string text;
+  if (s.multicast_switches > 0)
+    text += std::to_string(s.multicast_switches) + " multicast: one copy in, many out";
+  if (s.reducing_switches > 0)
+    text += (text.empty() ? "" : "; ") + std::to_string(s.reducing_switches) +
+            " reducing: add up the contributions that pass through";
+  return text.empty() ? text : " (" + text + ")";
+}
 
 struct DescribeCommand {
   TopologyOptions topology;
@@ -27,11 +40,7 @@ struct DescribeCommand {
     const TopologySummary s = describe_topology(t);
     std::printf("topology          %s\n", t.name().c_str());
     std::printf("NPUs              %d\n", s.npus);
-    if (s.multicast_switches > 0)
-      std::printf("switches          %d (%d multicast: one copy in, many out)\n", s.switches,
-                  s.multicast_switches);
-    else
-      std::printf("switches          %d\n", s.switches);
+    std::printf("switches          %d%s\n", s.switches, switch_capabilities(s).c_str());
     std::printf("links             %d (directed)\n", s.links);
     std::printf("degree            %d .. %d (out-links per device)\n", s.min_degree, s.max_degree);
     std::printf("diameter          %d hops, %s us latency\n", s.diameter_hops,

@@ -1,5 +1,7 @@
 #include "topology_json.h"
 
+#include <utility>
+
 #include "tacos/common/units.h"
 #include "tacos/topology/describe.h"
 
@@ -12,6 +14,7 @@ nlohmann::ordered_json describe_json(const Topology& t) {
   out["npus"] = s.npus;
   out["switches"] = s.switches;
   out["multicast_switches"] = s.multicast_switches;
+  out["reducing_switches"] = s.reducing_switches;
   out["links"] = s.links;
   out["min_degree"] = s.min_degree;
   out["max_degree"] = s.max_degree;
@@ -24,8 +27,18 @@ nlohmann::ordered_json describe_json(const Topology& t) {
   const TopologyShape& shape = t.shape();
   nlohmann::ordered_json dimensions = nlohmann::ordered_json::array();
   static constexpr const char* kWirings[] = {"line", "ring", "uniring", "fc", "switch"};
-  for (const ShapeDimension& d : shape.dimensions)
-    dimensions.push_back({{"wiring", kWirings[static_cast<int>(d.wiring)]}, {"size", d.size}});
+  for (std::size_t i = 0; i < shape.dimensions.size(); ++i) {
+    const ShapeDimension& d = shape.dimensions[i];
+    nlohmann::ordered_json dimension = {{"wiring", kWirings[static_cast<int>(d.wiring)]},
+                                        {"size", d.size}};
+    // What its switches were declared to do, only when something (switch:8:nvls, dgx :sharp).
+    const SwitchCapability c = shape.capability(i);
+    if (c.any()) {
+      dimension["multicast"] = c.multicast;
+      dimension["reduce"] = c.reduce;
+    }
+    dimensions.push_back(std::move(dimension));
+  }
   out["kind"] = to_string(shape.kind);
   out["dimensions"] = dimensions;
   return out;

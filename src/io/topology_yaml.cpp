@@ -245,10 +245,11 @@ Topology read_links(const Reader& r, const YAML::Node& root) {
   const std::string context = "a tacos topology";
   const int npus = read_count(r, r.require(root, "npus", context), "npus", 1);
   // `switches` is a count, or a list with one map per switch (ids npus, npus + 1, ...):
-  // {multicast: true} declares a multicast switch (NVLink SHARP, InfiniBand multicast), {}
-  // or {multicast: false} a unicast one.
+  // {multicast: true} declares a multicast switch (NVLink SHARP, InfiniBand multicast),
+  // {reduce: true} a reducing one (in-network reduction; with multicast: true, NVLS or SHARP),
+  // {} or false values a switch that only forwards.
   int switches = 0;
-  std::vector<DeviceId> multicast;
+  std::vector<DeviceId> multicast, reducing;
   if (const YAML::Node list = root["switches"]; list.IsDefined() && list.IsSequence()) {
     if (static_cast<std::int64_t>(list.size()) > kMaxDevices)
       r.fail(list, "switches: at most " + std::to_string(kMaxDevices) + " entries");
@@ -257,17 +258,20 @@ Topology read_links(const Reader& r, const YAML::Node& root) {
       const std::string name = indexed("switches", i);
       const YAML::Node entry = list[i];
       if (!entry.IsMap() && !entry.IsNull())
-        r.fail(entry, "expected a map {multicast: true|false} for " + name);
+        r.fail(entry, "expected a map {multicast: true|false, reduce: true|false} for " + name);
       if (entry.IsNull()) continue;
-      r.only_keys(entry, {"multicast"}, name);
+      r.only_keys(entry, {"multicast", "reduce"}, name);
+      const DeviceId id = npus + static_cast<DeviceId>(i);
       if (entry["multicast"].IsDefined() && r.boolean(entry["multicast"], name + ".multicast"))
-        multicast.push_back(npus + static_cast<DeviceId>(i));
+        multicast.push_back(id);
+      if (entry["reduce"].IsDefined() && r.boolean(entry["reduce"], name + ".reduce"))
+        reducing.push_back(id);
     }
   } else if (list.IsDefined()) {
     if (list.IsMap())
       r.fail(list,
              "expected a count or a list of switches for 'switches' (one map per switch, "
-             "e.g. - {multicast: true})");
+             "e.g. - {multicast: true, reduce: true})");
     switches = read_count(r, list, "switches", 0);
   }
   const YAML::Node links = r.sequence(r.require(root, "links", context), "links");
@@ -307,6 +311,7 @@ Topology read_links(const Reader& r, const YAML::Node& root) {
   try {
     Topology topology(npus, switches, std::move(result), r.path());
     for (DeviceId d : multicast) topology.set_multicast(d);
+    for (DeviceId d : reducing) topology.set_reducing(d);
     return topology;
   } catch (const Error& e) {
     throw Error(r.path() + ": " + e.what());

@@ -80,6 +80,7 @@ TopologySummary describe_topology(const Topology& topology) {
   s.npus = topology.npus();
   s.switches = topology.switches();
   s.multicast_switches = topology.multicast_switches();
+  s.reducing_switches = topology.reducing_switches();
   s.links = topology.num_links();
   if (topology.devices() == 0) return s;  // A default-constructed Topology.
   degree_range(topology, s);

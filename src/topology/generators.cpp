@@ -5,69 +5,34 @@
 #include <cstdint>
 #include <utility>
 
+#include "spec_text.h"
+#include "switch_suffix.h"
+#include "system_generators.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
 namespace tacos {
 namespace {
 
-// Caps keep a typo such as "fc:1000000" from exhausting memory before anything is reported.
-constexpr std::int64_t kMaxNpus = std::int64_t{1} << 24;
+using spec::in_quotes;
+using spec::kMaxNpus;
+using spec::parse_count;
+using spec::trim;
+
 // 2^24 links (fc:4096) take about 0.5 GiB as a topology, before any synthesis state.
 constexpr std::int64_t kMaxLinks = std::int64_t{1} << 24;
 
 constexpr const char* kKinds =
     "ring, uniring, fc, switch, mesh2d, torus2d, mesh3d, torus3d, hypercube, dgx1, dgx-a100, "
-    "dgx-h100, fattree, fattree3";
+    "dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, fattree, fattree3";
 
 using Wiring = DimensionWiring;
 
 struct Dimension {
   Wiring wiring;
   std::int64_t size;
-  bool multicast = false;  // switch dimensions: "switch:N:multicast"
+  SwitchCapability capability = {};  // switch dimensions: "switch:N:multicast", "switch:N:nvls"
 };
-
-// Built by appending: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
-std::string in_quotes(std::string_view text) {
-  std::string result(1, '\'');
-  result.append(text);
-  result.push_back('\'');
-  return result;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  return text;
-}
-
-constexpr std::string_view kMulticastSuffix = ":multicast";
-
-// Strips a trailing ":multicast" from a size text; true when it was there.
-bool strip_multicast(std::string_view& size) {
-  if (size.size() < kMulticastSuffix.size() ||
-      size.substr(size.size() - kMulticastSuffix.size()) != kMulticastSuffix)
-    return false;
-  size.remove_suffix(kMulticastSuffix.size());
-  size = trim(size);
-  return true;
-}
-
-std::int64_t parse_count(std::string_view text, std::string_view spec) {
-  std::int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-    throw Error("--topology " + in_quotes(spec) + ": expected a whole number, got " +
-                in_quotes(text));
-  if (value <= 0)
-    throw Error("--topology " + in_quotes(spec) + ": sizes must be at least 1, got " +
-                in_quotes(text));
-  if (value > kMaxNpus)
-    throw Error("--topology " + in_quotes(spec) + ": " + in_quotes(text) +
-                " is too large (at most " + std::to_string(kMaxNpus) + " NPUs)");
-  return value;
-}
 
 // "4x4x2" -> {4, 4, 2}; exactly `axes` values are required.
 std::vector<std::int64_t> parse_extents(std::string_view text, std::size_t axes,
@@ -140,18 +105,26 @@ std::vector<Dimension> parse_spec(std::string_view spec, TopologyKind& shape_kin
   }
   std::vector<Dimension> dims;
   for (const std::string& item : items) {
-    auto [kind, size] = split_kind(trim(item), spec);
-    const bool multicast = strip_multicast(size);
+    const auto [kind, rest] = split_kind(trim(item), spec);
+    const spec::SwitchSuffix words = spec::split_switch_suffix(rest, spec);
+    const std::string_view size = words.size_omitted ? trim(rest) : words.size;
     const Wiring wiring = dimension_wiring(kind, spec);
-    if (multicast && wiring != Wiring::kSwitch)
-      throw Error("--topology " + in_quotes(spec) + ": only switches can be multicast (" +
-                  in_quotes(trim(item)) + "; write switch:N:multicast)");
+    const std::string where = in_quotes(trim(item));
+    if (words.sharp)
+      throw Error(spec::prefix(spec) + "':sharp' declares the InfiniBand leaves and spines of a " +
+                  "dgx or gb200-nvl72 pod, not a dimension (" + where +
+                  "; write switch:N:nvls for a switch that multicasts and reduces)");
+    if (words.any() && wiring != Wiring::kSwitch)
+      throw Error(spec::prefix(spec) + "only switches can be " +
+                  (words.nvls ? "NVLS (multicast + reduce)" : "multicast") + " (" + where +
+                  "; write switch:N:" + (words.nvls ? "nvls" : "multicast") + ")");
     if (size.find(':') != std::string_view::npos)
-      throw Error("--topology " + in_quotes(spec) + ": unexpected " +
-                  in_quotes(size.substr(size.find(':'))) + " in " + in_quotes(trim(item)) +
-                  (wiring == Wiring::kSwitch ? " (expected switch:N or switch:N:multicast)"
-                                             : " (expected " + std::string(kind) + ":N)"));
-    dims.push_back({wiring, parse_count(size, spec), multicast});
+      throw Error(spec::prefix(spec) + "unexpected " + in_quotes(size.substr(size.find(':'))) +
+                  " in " + where +
+                  (wiring == Wiring::kSwitch
+                       ? " (expected switch:N, switch:N:multicast or switch:N:nvls)"
+                       : " (expected " + std::string(kind) + ":N)"));
+    dims.push_back({wiring, parse_count(size, spec), {words.multicast || words.nvls, words.nvls}});
   }
   return dims;
 }
@@ -218,14 +191,16 @@ class Builder {
       for (std::int64_t k = 0; k < dim.size; ++k)
         members.push_back(static_cast<DeviceId>(base + k * stride));
       add_group(dim.wiring, members, gbps, latency);
-      if (dim.multicast && dim.wiring == Wiring::kSwitch)
-        multicast_.push_back(npus_ + switches_ - 1);
+      if (dim.wiring != Wiring::kSwitch) continue;
+      if (dim.capability.multicast) multicast_.push_back(npus_ + switches_ - 1);
+      if (dim.capability.reduce) reducing_.push_back(npus_ + switches_ - 1);
     }
   }
 
   Topology build(std::string name) {
     Topology topology(npus_, switches_, std::move(links_), std::move(name));
     for (DeviceId s : multicast_) topology.set_multicast(s);
+    for (DeviceId s : reducing_) topology.set_reducing(s);
     return topology;
   }
 
@@ -266,147 +241,10 @@ class Builder {
   int switches_ = 0;
   std::vector<Link> links_;
   std::vector<DeviceId> multicast_;  // switches of multicast dimensions
+  std::vector<DeviceId> reducing_;   // switches of reducing (nvls) dimensions
 };
 
-// ---- Real systems (numbers and sources: docs/topologies.md) --------------------------------
-
-// DGX-1 (V100) hybrid cube-mesh: NVLinks between each GPU pair (6 per GPU, 24 in all).
-constexpr int kDgx1Gpus = 8;
-constexpr int kDgx1NvLinks[kDgx1Gpus][kDgx1Gpus] = {
-    {0, 2, 1, 1, 2, 0, 0, 0}, {2, 0, 1, 2, 0, 1, 0, 0}, {1, 1, 0, 2, 0, 0, 2, 0},
-    {1, 2, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2, 1, 1}, {0, 1, 0, 0, 2, 0, 1, 2},
-    {0, 0, 2, 0, 1, 1, 0, 2}, {0, 0, 0, 1, 1, 2, 2, 0},
-};
-
-constexpr bool dgx1_matrix_is_symmetric() {
-  for (int a = 0; a < kDgx1Gpus; ++a)
-    for (int b = 0; b < kDgx1Gpus; ++b)
-      if (kDgx1NvLinks[a][b] != kDgx1NvLinks[b][a]) return false;
-  return true;
-}
-static_assert(dgx1_matrix_is_symmetric(), "DGX-1 NVLink matrix must be symmetric");
-
-// NVLink2 (V100): 25 GB/s per direction per link.
-constexpr double kNvLink2Gbps = 25.0;
-
-// One DGX node kind: GPUs on one NVSwitch (modelled as one switch device), a NIC per GPU.
-struct DgxNode {
-  const char* kind;
-  double nvswitch_port_gbps;  // per GPU per direction
-  double nic_gbps;            // per GPU per direction
-  Time nvswitch_port_latency_ps;
-  Time network_port_latency_ps;
-  int leaf_ports;  // ports of the InfiniBand switch the rails are built from
-};
-constexpr int kDgxGpusPerNode = 8;
-// Leaves: Quantum QM8790 (40 x HDR 200 Gb/s) for A100, Quantum-2 QM9700 (64 x NDR 400 Gb/s)
-// for H100, as in the DGX SuperPOD reference architectures.
-constexpr DgxNode kDgxA100{"dgx-a100", 300.0, 25.0, 250'000, 1'000'000, 40};
-constexpr DgxNode kDgxH100{"dgx-h100", 450.0, 50.0, 250'000, 1'000'000, 64};
-
-bool is_dgx_kind(std::string_view kind) {
-  return kind == "dgx1" || kind == "dgx-a100" || kind == "dgx-h100";
-}
-
-// The real-system generators use their datasheet numbers unless --bandwidth / --latency were
-// given.
-bool is_default_bandwidth(const LinkParams& params) { return !params.bandwidth_given; }
-bool is_default_latency(const LinkParams& params) { return !params.latency_given; }
-
-Topology make_dgx1(std::string_view spec, const LinkParams& params) {
-  if (params.bandwidth_gbps.size() != 1)
-    throw Error("--bandwidth: dgx1 takes one value (GB/s per NVLink), got " +
-                std::to_string(params.bandwidth_gbps.size()));
-  if (params.latency_ps.size() != 1)
-    throw Error("--latency: dgx1 takes one value, got " + std::to_string(params.latency_ps.size()));
-  const double per_nvlink = is_default_bandwidth(params) ? kNvLink2Gbps : params.bandwidth_gbps[0];
-  const Time latency = params.latency_ps[0];
-  std::vector<Link> links;
-  for (DeviceId a = 0; a < kDgx1Gpus; ++a)
-    for (DeviceId b = 0; b < kDgx1Gpus; ++b)
-      if (kDgx1NvLinks[a][b] > 0) links.push_back({a, b, kDgx1NvLinks[a][b] * per_nvlink, latency});
-  Topology topology(kDgx1Gpus, 0, std::move(links), std::string(spec));
-  TopologyShape shape;
-  shape.kind = TopologyKind::kDgx1;
-  topology.set_shape(std::move(shape));
-  return topology;
-}
-
-// Two values: [NVSwitch port, network port]; one value applies to both.
-template <typename T>
-std::pair<T, T> dgx_pair(const std::vector<T>& values, bool use_default, T intra, T inter,
-                         const char* flag, std::string_view spec) {
-  if (use_default) return {intra, inter};
-  if (values.size() == 1) return {values[0], values[0]};
-  if (values.size() == 2) return {values[0], values[1]};
-  throw Error(std::string(flag) + ": " + in_quotes(spec) +
-              " takes 1 or 2 values (NVSwitch port, network port), got " +
-              std::to_string(values.size()));
-}
-
-Topology make_dgx_cluster(const DgxNode& node, std::string_view size, std::string_view spec,
-                          const LinkParams& params) {
-  std::int64_t nodes = 1;
-  if (!size.empty()) {
-    nodes = parse_count(size, spec);
-    if (nodes > kMaxNpus / kDgxGpusPerNode)
-      throw Error("--topology " + in_quotes(spec) + ": too many nodes (at most " +
-                  std::to_string(kMaxNpus / kDgxGpusPerNode) + ")");
-  }
-  const auto [nvswitch_gbps, nic_gbps] =
-      dgx_pair(params.bandwidth_gbps, is_default_bandwidth(params), node.nvswitch_port_gbps,
-               node.nic_gbps, "--bandwidth", spec);
-  const auto [nvswitch_latency, network_latency] =
-      dgx_pair(params.latency_ps, is_default_latency(params), node.nvswitch_port_latency_ps,
-               node.network_port_latency_ps, "--latency", spec);
-  // Rail-optimized: NIC g of every node on a leaf of rail g. Up to leaf_ports nodes one leaf
-  // per rail takes them all; beyond, each leaf gives half its ports to nodes and half to the
-  // spines, and every leaf reaches every spine (parallel cables become one wider link).
-  const int npus = static_cast<int>(nodes * kDgxGpusPerNode);
-  const int ports = node.leaf_ports;
-  const bool spines_needed = nodes > ports;
-  const std::int64_t down_ports = spines_needed ? ports / 2 : ports;
-  const std::int64_t leaves_per_rail = nodes > 1 ? (nodes + down_ports - 1) / down_ports : 0;
-  const std::int64_t leaves = leaves_per_rail * kDgxGpusPerNode;
-  const std::int64_t spines = spines_needed ? (leaves * (ports / 2) + ports - 1) / ports : 0;
-  if (spines > ports / 2)
-    throw Error("--topology " + in_quotes(spec) + ": more than " +
-                std::to_string(ports / kDgxGpusPerNode * (ports / 2)) +
-                " nodes need a third switch tier, which dgx kinds do not build (use fattree3 or "
-                "a topology file)");
-  const int switches = static_cast<int>(nodes + leaves + spines);
-  std::vector<Link> links;
-  links.reserve(static_cast<std::size_t>(npus) * 4 + static_cast<std::size_t>(leaves * spines) * 2);
-  const DeviceId first_leaf = npus + static_cast<DeviceId>(nodes);
-  const DeviceId first_spine = first_leaf + static_cast<DeviceId>(leaves);
-  for (DeviceId gpu = 0; gpu < npus; ++gpu) {
-    const DeviceId nvswitch = npus + gpu / kDgxGpusPerNode;
-    links.push_back({gpu, nvswitch, nvswitch_gbps, nvswitch_latency});
-    links.push_back({nvswitch, gpu, nvswitch_gbps, nvswitch_latency});
-    if (nodes > 1) {
-      const std::int64_t rail = gpu % kDgxGpusPerNode;
-      const std::int64_t node_index = gpu / kDgxGpusPerNode;
-      const DeviceId leaf =
-          first_leaf + static_cast<DeviceId>(rail * leaves_per_rail + node_index / down_ports);
-      links.push_back({gpu, leaf, nic_gbps, network_latency});
-      links.push_back({leaf, gpu, nic_gbps, network_latency});
-    }
-  }
-  const double uplink_gbps = nic_gbps * static_cast<double>(ports / 2) /
-                             static_cast<double>(std::max<std::int64_t>(spines, 1));
-  for (DeviceId leaf = first_leaf; leaf < first_spine; ++leaf)
-    for (DeviceId spine = first_spine; spine < first_spine + spines; ++spine) {
-      links.push_back({leaf, spine, uplink_gbps, network_latency});
-      links.push_back({spine, leaf, uplink_gbps, network_latency});
-    }
-  Topology topology(npus, switches, std::move(links), std::string(spec));
-  TopologyShape shape;
-  shape.kind = &node == &kDgxA100 ? TopologyKind::kDgxA100 : TopologyKind::kDgxH100;
-  shape.dimensions = {{Wiring::kSwitch, kDgxGpusPerNode},
-                      {Wiring::kSwitch, static_cast<int>(nodes)}};
-  topology.set_shape(std::move(shape));
-  return topology;
-}
+// ---- Clos fabrics ---------------------------------------------------------------------
 
 // Clos / fat-tree. fattree:HxLxS: L leaves of H hosts, S spines, every leaf linked to every
 // spine. fattree3:HxLxSxP: P pods of that shape (S aggregation switches per pod) and S core
@@ -470,39 +308,6 @@ Topology make_fat_tree(std::string_view spec, std::string_view kind, std::string
   return topology;
 }
 
-Topology make_dgx(std::string_view spec, const LinkParams& params) {
-  if (spec.find(',') != std::string_view::npos)
-    throw Error("--topology " + in_quotes(spec) +
-                ": dgx1, dgx-a100 and dgx-h100 cannot be combined with other dimensions");
-  const std::size_t colon = spec.find(':');
-  const std::string_view kind = trim(spec.substr(0, colon));
-  const std::string_view size =
-      colon == std::string_view::npos ? std::string_view() : trim(spec.substr(colon + 1));
-  if (kind == "dgx1") {
-    if (colon != std::string_view::npos)
-      throw Error("--topology " + in_quotes(spec) + ": dgx1 takes no size (it is 8 GPUs)");
-    return make_dgx1(spec, params);
-  }
-  std::string_view count = size;
-  const bool multicast = count == "multicast" || strip_multicast(count);
-  if (count == "multicast") count = {};
-  if (multicast && kind != "dgx-h100")
-    throw Error("--topology " + in_quotes(spec) +
-                ": only dgx-h100's NVSwitch (NVLink SHARP) "
-                "can be multicast, not " +
-                std::string(kind) + "'s");
-  if (colon != std::string_view::npos && count.empty() && !(multicast && size == "multicast"))
-    throw Error("--topology " + in_quotes(spec) + ": expected a node count after ':', such as " +
-                std::string(kind) + ":2");
-  Topology topology =
-      make_dgx_cluster(kind == "dgx-a100" ? kDgxA100 : kDgxH100, count, spec, params);
-  // The NVSwitches come first after the NPUs, one per node.
-  if (multicast)
-    for (DeviceId s = topology.npus(); s < topology.npus() + topology.npus() / kDgxGpusPerNode; ++s)
-      topology.set_multicast(s);
-  return topology;
-}
-
 // The Builder's topology of `dims`; `spec` names it (and its errors).
 Topology build_dimensions(const std::vector<Dimension>& dims, TopologyKind kind,
                           std::string_view spec, const LinkParams& params) {
@@ -523,6 +328,8 @@ Topology build_dimensions(const std::vector<Dimension>& dims, TopologyKind kind,
   shape.kind = kind;
   for (const Dimension& dim : dims)
     shape.dimensions.push_back({dim.wiring, static_cast<int>(dim.size)});
+  if (std::any_of(dims.begin(), dims.end(), [](const Dimension& d) { return d.capability.any(); }))
+    for (const Dimension& dim : dims) shape.capabilities.push_back(dim.capability);
   Topology topology = builder.build(std::string(spec));
   topology.set_shape(std::move(shape));
   return topology;
@@ -553,7 +360,7 @@ Topology generate_topology(std::string_view spec, const LinkParams& params) {
                 ")");
   {
     const std::string_view head = trim(spec.substr(0, std::min(spec.find(':'), spec.find(','))));
-    if (is_dgx_kind(head)) return make_dgx(trim(spec), params);
+    if (spec::is_system_kind(head)) return spec::generate_system(trim(spec), params);
     if (head == "fattree" || head == "fattree3") {
       if (spec.find(',') != std::string_view::npos || spec.find(':') == std::string_view::npos)
         throw Error("--topology " + in_quotes(spec) + ": expected " + std::string(head) +
@@ -585,8 +392,10 @@ std::string generator_help() {
          "  uniring:N       unidirectional ring, i -> i+1 mod N\n"
          "  fc:N            fully connected, a link per ordered NPU pair\n"
          "  switch:N        N NPUs attached to one switch (bandwidth = port bandwidth)\n"
-         "  switch:N:multicast  the same switch, multicast (one copy in, many out); also as a\n"
-         "                  dimension (ring:2,switch:4:multicast) and dgx-h100:NODES:multicast\n"
+         "  switch:N:multicast  the same switch, multicast (one copy in, many out)\n"
+         "  switch:N:nvls   the same switch, multicast and reducing (NVLink SHARP: adds up the\n"
+         "                  contributions that pass through); both also as a dimension\n"
+         "                  (ring:2,switch:4:nvls)\n"
          "  mesh2d:WxH      2D mesh, NPU id = x + W*y\n"
          "  torus2d:WxH     2D torus (wrap-around mesh)\n"
          "  mesh3d:XxYxZ    3D mesh, NPU id = x + X*y + X*Y*z\n"
@@ -603,26 +412,37 @@ std::string generator_help() {
          "                  (40 ports); above 40 nodes, 20 nodes per leaf and spines above\n"
          "  dgx-h100:NODES  the same with H100: NVSwitch 450 GB/s, 400 Gb/s NDR NICs (50 GB/s),\n"
          "                  64-port leaves (32 nodes per leaf with spines above 64 nodes)\n"
-         "                  NPU id = node*8 + gpu; switches: NVSwitches, leaves (rail-major), "
+         "  dgx-h200:NODES  the same as dgx-h100 with H200 (same NVLink 4 fabric and NICs)\n"
+         "  dgx-b200:NODES  the same with B200: NVLink 5, NVSwitch 900 GB/s, 400 Gb/s NICs\n"
+         "  gb200-nvl72:RACKS  72 Blackwell GPUs per rack on one NVLink domain (900 GB/s),\n"
+         "                  GPU g's 400 Gb/s NIC on rail g's leaf (64 racks at most)\n"
+         "                  NPU id = node*GPUS + gpu; switches: NVSwitches, leaves (rail-major), "
          "spines\n"
+         "    :multicast    after NODES: the NVSwitches multicast (not dgx-a100)\n"
+         "    :nvls         the NVSwitches multicast and reduce (NVLink SHARP; not dgx-a100)\n"
+         "    :sharp        the InfiniBand leaves and spines multicast and reduce (SHARP;\n"
+         "                  NODES > 1); combinable: dgx-h100:4:nvls:sharp\n"
          "  fattree:HxLxS   two-tier Clos: L leaves of H hosts, S spines, every leaf to every\n"
          "                  spine; --bandwidth HOST,UPLINK sets the oversubscription\n"
          "  fattree3:HxLxSxP three tiers: P pods of fattree:HxLxS, S cores (core j to each pod's\n"
          "                  aggregation switch j); --bandwidth HOST,LEAF-UP,AGG-UP\n"
          "--bandwidth (GB/s) and --latency (bare numbers in us) take one value or one per\n"
          "axis (x, y, z) or dimension, e.g. --bandwidth 50,25. dgx1 reads them as per-NVLink\n"
-         "bandwidth and link latency; dgx-a100/h100 as NVSwitch port[,network port]. Left at\n"
-         "their defaults (50, 0.5us) the dgx kinds use datasheet numbers (docs/topologies.md).\n";
+         "bandwidth and link latency; the other dgx kinds and gb200-nvl72 as NVSwitch\n"
+         "port[,network port]. Left at their defaults (50, 0.5us) these kinds use datasheet\n"
+         "numbers (docs/topologies.md).\n";
 }
 
 std::string to_string(TopologyKind kind) {
   static constexpr std::pair<TopologyKind, const char*> kNames[] = {
-      {TopologyKind::kCustom, "custom"},       {TopologyKind::kDimensions, "dimensions"},
-      {TopologyKind::kMesh2d, "mesh2d"},       {TopologyKind::kTorus2d, "torus2d"},
-      {TopologyKind::kMesh3d, "mesh3d"},       {TopologyKind::kTorus3d, "torus3d"},
-      {TopologyKind::kHypercube, "hypercube"}, {TopologyKind::kDgx1, "dgx1"},
-      {TopologyKind::kDgxA100, "dgx-a100"},    {TopologyKind::kDgxH100, "dgx-h100"},
-      {TopologyKind::kFatTree, "fattree"},     {TopologyKind::kFatTree3, "fattree3"}};
+      {TopologyKind::kCustom, "custom"},          {TopologyKind::kDimensions, "dimensions"},
+      {TopologyKind::kMesh2d, "mesh2d"},          {TopologyKind::kTorus2d, "torus2d"},
+      {TopologyKind::kMesh3d, "mesh3d"},          {TopologyKind::kTorus3d, "torus3d"},
+      {TopologyKind::kHypercube, "hypercube"},    {TopologyKind::kDgx1, "dgx1"},
+      {TopologyKind::kDgxA100, "dgx-a100"},       {TopologyKind::kDgxH100, "dgx-h100"},
+      {TopologyKind::kDgxH200, "dgx-h200"},       {TopologyKind::kDgxB200, "dgx-b200"},
+      {TopologyKind::kGb200Nvl72, "gb200-nvl72"}, {TopologyKind::kFatTree, "fattree"},
+      {TopologyKind::kFatTree3, "fattree3"}};
   for (const auto& [k, name] : kNames)
     if (k == kind) return name;
   return "custom";

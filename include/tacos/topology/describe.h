@@ -9,6 +9,7 @@ struct TopologySummary {
   int npus = 0;
   int switches = 0;
   int multicast_switches = 0;  // switches declared multicast
+  int reducing_switches = 0;   // switches declared reducing (in-network reduction)
   int links = 0;               // directed links
   int min_degree = 0;          // out-degree over all devices
   int max_degree = 0;

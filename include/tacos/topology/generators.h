@@ -24,9 +24,12 @@ struct LinkParams {
 LinkParams parse_link_params(std::string_view bandwidth, std::string_view latency);
 
 // Builds a generator topology. Kinds: ring:N, uniring:N, fc:N, switch:N (switch:N:multicast
-// declares the switch multicast; dgx-h100:NODES:multicast its NVSwitches), mesh2d:WxH,
-// torus2d:WxH, mesh3d:XxYxZ, torus3d:XxYxZ, hypercube:N (N = 2^d) and comma-separated
-// dimensions of ring/uniring/fc/switch (dimension 0 first; NPU id = sum coordinate x stride).
+// declares the switch multicast, switch:N:nvls multicast and reducing), mesh2d:WxH,
+// torus2d:WxH, mesh3d:XxYxZ, torus3d:XxYxZ, hypercube:N (N = 2^d), comma-separated
+// dimensions of ring/uniring/fc/switch (dimension 0 first; NPU id = sum coordinate x stride),
+// dgx1, the pods dgx-a100 / dgx-h100 / dgx-h200 / dgx-b200:NODES and gb200-nvl72:RACKS (with
+// :multicast or :nvls for their NVSwitches and :sharp for their InfiniBand leaves and spines),
+// fattree:HxLxS and fattree3:HxLxSxP.
 // Throws Error for unknown kinds, zero sizes or parameter lists of the wrong length.
 Topology generate_topology(std::string_view spec, const LinkParams& params);
 
