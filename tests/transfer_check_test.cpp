@@ -70,8 +70,10 @@ TEST(TransferCheck, EachProblemInOneLine) {
 TEST(TransferCheck, SwitchesOnlyForward) {
   Algorithm a = all_gather(2);
   a.add_transfer(2, 1, 0, 1, 0);
-  EXPECT_EQ(check_transfer(a, switch2(), 0).error,
-            "transfer 0 (2 -> 1, chunk 0): messages go between NPUs; a switch only forwards them");
+  EXPECT_EQ(
+      check_transfer(a, switch2(), 0).error,
+      "transfer 0 (2 -> 1, chunk 0): messages go between NPUs; switch 2 does not reduce, so it "
+      "only forwards them (only a reducing switch holds data)");
 }
 
 TEST(TransferCheck, ChunksAloneWithoutATopology) {

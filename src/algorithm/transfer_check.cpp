@@ -23,14 +23,17 @@ TransferCheck check_transfer(const Algorithm& algorithm, const Topology& topolog
       return problem(algorithm, index,
                      ": device " + std::to_string(d) + " is not in the topology (devices 0.." +
                          std::to_string(devices - 1) + ")");
-  if (topology.is_switch(t.src) || topology.is_switch(t.dst))
-    return problem(algorithm, index, ": messages go between NPUs; a switch only forwards them");
+  if (std::string error = check_switch_endpoints(topology, t); !error.empty())
+    return problem(algorithm, index, ": " + error);
   if (t.src == t.dst) return problem(algorithm, index, " sends to itself");
   const std::span<const LinkId> route = topology.switch_routes().route(t.src, t.dst);
   if (route.empty())
     return problem(algorithm, index,
                    ": the topology has no link " + std::to_string(t.src) + " -> " +
-                       std::to_string(t.dst) + " and no path through switches");
+                       std::to_string(t.dst) +
+                       (topology.is_switch(t.src) || topology.is_switch(t.dst)
+                            ? " (a message to or from a reducing switch takes one direct link)"
+                            : " and no path through switches"));
   if (std::string error = check_transfer_chunks(algorithm, index); !error.empty())
     return TransferCheck{{}, std::move(error)};
   return TransferCheck{route, {}};

@@ -1,8 +1,9 @@
 #pragma once
 // One check of a single transfer against the topology it runs on, for everything that consumes
 // an Algorithm (verify, simulate, the Chakra writer): both ends are devices of the topology and
-// NPUs, not switches (a switch only forwards), the transfer goes somewhere else, a direct link
-// or a switch route joins its ends, and it carries chunks, each one of the collective's.
+// NPUs or reducing switches (any other switch only forwards), the transfer goes somewhere else,
+// a direct link or a switch route joins its ends, and it carries chunks, each one of the
+// collective's.
 //
 // The problem is one line that starts with describe_transfer ("transfer 3 (0 -> 2, chunk 1):
 // the topology has no link 0 -> 2 and no path through switches"); callers put their own

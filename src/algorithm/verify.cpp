@@ -28,6 +28,7 @@
 #include "tacos/collective/collective.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
+#include "transfer_check.h"
 
 namespace tacos {
 namespace {
@@ -428,7 +429,6 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
     return fail("too many transfers to verify (" + std::to_string(num_transfers) + ")");
 
   const int num_chunks = collective.num_chunks();
-  const int devices = topology.devices();
 
   // Serialization of one chunk per link (most messages carry one chunk).
   std::vector<Time> single_chunk_ser(topology.num_links());
@@ -444,33 +444,16 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   // 1. Each transfer on its own, in index order.
   // A message between NPUs without a direct link crosses switches (SwitchRoutes): it needs
   // every hop's time, and its first hop is the link it occupies at its recorded start.
-  const SwitchRoutes& routes = topology.switch_routes();
   std::vector<LinkId> link_of(num_transfers);
   std::vector<char> multi_hop(num_transfers, 0);
   for (std::size_t i = 0; i < num_transfers; ++i) {
     const Transfer& t = transfers[i];
-    for (DeviceId d : {t.src, t.dst})
-      if (d < 0 || d >= devices)
-        return fail(describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
-                    " is not in the topology (devices 0.." + std::to_string(devices - 1) + ")");
-    if (std::string error = check_switch_endpoints(topology, t); !error.empty())
-      return fail(describe_transfer(algorithm, i) + ": " + error);
-    const auto route = t.src == t.dst ? std::span<const LinkId>{} : routes.route(t.src, t.dst);
-    if (route.empty())
-      return fail(describe_transfer(algorithm, i) + ": the topology has no link " +
-                  std::to_string(t.src) + " -> " + std::to_string(t.dst) +
-                  (topology.is_switch(t.src) || topology.is_switch(t.dst)
-                       ? " (a message to or from a reducing switch takes one direct link)"
-                       : " and no path through switches"));
+    const detail::TransferCheck check = detail::check_transfer(algorithm, topology, i);
+    if (!check.ok()) return fail(check.error);
+    const auto route = check.route;
     const LinkId link = route[0];
     link_of[i] = link;
     multi_hop[i] = route.size() > 1;
-    const auto chunks = algorithm.chunks(t);
-    if (chunks.empty()) return fail(describe_transfer(algorithm, i) + " carries no chunks");
-    for (ChunkId c : chunks)
-      if (c < 0 || c >= num_chunks)
-        return fail(describe_transfer(algorithm, i) + ": chunk " + std::to_string(c) +
-                    " is not one of the collective's chunks 0.." + std::to_string(num_chunks - 1));
     if (t.reduce && !reduction)
       return fail(describe_transfer(algorithm, i) +
                   " is a reduction (a partial-sum transfer) but " + to_string(collective.kind()) +

@@ -187,11 +187,17 @@ void validate(const Algorithm& algorithm, const Topology& topology) {
     const Transfer& t = transfers[i];
     // Checked before the rest: a Chakra file is per rank, so both ends must be ranks; this
     // names the way out (unwinding) where check_transfer would only say "a switch".
-    for (DeviceId d : {t.src, t.dst})
+    for (DeviceId d : {t.src, t.dst}) {
+      if (d >= npus && d < topology.devices() && topology.is_reducing(d))
+        throw Error("chakra: " + describe_transfer(algorithm, i) + ": switch " + std::to_string(d) +
+                    " reduces in the network, which Chakra ET cannot express (one graph per NPU "
+                    "rank, no switch nodes); write --format json, or synthesize on the fabric "
+                    "without :nvls / :sharp");
       if (d < 0 || d >= npus)
         throw Error("chakra: " + describe_transfer(algorithm, i) + ": device " + std::to_string(d) +
                     " is not an NPU; Chakra ranks are NPUs 0.." + std::to_string(npus - 1) +
                     " (synthesize on the topology with switches unwound)");
+    }
     if (const detail::TransferCheck check = detail::check_transfer(algorithm, topology, i);
         !check.ok())
       throw Error("chakra: " + check.error);

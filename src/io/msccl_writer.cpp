@@ -232,7 +232,12 @@ class Writer {
                std::to_string(t.dst) + ")";
       };
       for (DeviceId d : {t.src, t.dst})
-        if (d < 0 || d >= n_)
+        if (topology_ != nullptr && d >= n_ && d < topology_->devices() &&
+            topology_->is_reducing(d))
+          fail(where() + " sends to or from switch " + std::to_string(d) +
+               ", which reduces in the network: MSCCL-IR has no switch ranks to express it "
+               "(write --format json, or synthesize on the fabric without :nvls / :sharp)");
+        else if (d < 0 || d >= n_)
           fail(where() + " goes through device " + std::to_string(d) +
                ", which is not an NPU: MSCCL connects GPUs directly and has no switch or relay "
                "ranks (unwind switches first)");
