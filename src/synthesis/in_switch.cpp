@@ -12,6 +12,8 @@
 
 #include "reduction.h"
 #include "tacos/common/error.h"
+#include "tacos/common/link_model.h"
+#include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
@@ -188,11 +190,19 @@ Algorithm domains_all_reduce(const Topology& topology, const Collective& collect
       bytes);
   const Time rail_hop = sharp ? nic : route_time(topology, g0, dom.gpus[1][0], bytes);
   // The bottleneck's period per chunk: each NPU's NVLink port carries about one chunk per chunk
-  // of the buffer; its rail port 2 (M - 1) / M (SHARP: 1) chunks per chunk of its rail.
+  // of the buffer; its rail port 2 (M - 1) / M (SHARP: 1) chunks per chunk of its rail. A port
+  // is busy for what the link model says (astra: the bytes only), not for the arrival time.
+  auto busy = [&](LinkId l) {
+    const Link& link = topology.link(l);
+    return link_busy_time(model, link.latency_ps, serialization_time(bytes, link.bandwidth_gbps));
+  };
+  const Time nv_busy = std::max(busy(topology.find_link(g0, dom.switches[0])),
+                                busy(topology.find_link(dom.switches[0], g0)));
+  const Time nic_busy = busy(sharp ? topology.find_link(g0, dom.rail_switch[0])
+                                   : routes.route(g0, dom.gpus[1][0]).front());
   const double rail_chunks = sharp ? 1.0 : 2.0 * (domains - 1) / domains;
-  const Time period =
-      std::max<Time>(std::max(nv_up, nv_down),
-                     static_cast<Time>(rail_chunks * static_cast<double>(nic) / per_domain) + 1);
+  const Time period = std::max<Time>(
+      nv_busy, static_cast<Time>(rail_chunks * static_cast<double>(nic_busy) / per_domain) + 1);
   // Binary trees over the domains (NVLSTree): tree 0 in domain order, tree 1 mirrored; a
   // domain's parent in tree t.
   auto parent = [&](int d, int tree) {
