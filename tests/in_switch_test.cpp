@@ -4,9 +4,13 @@
 // schedules), the simulator's errors, and the All-Reduce bound that holds with such a switch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "cli_support.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/common/error.h"
@@ -293,6 +297,59 @@ TEST(ReducingSwitch, DomainsAllReduce) {
           EXPECT_LE(r.collective_time, a.collective_time) << to_string(b) << " " << k;
         }
       }
+}
+
+// Formats: algorithm.json carries in-switch transfers and `simulate` and `verify` of it give the
+// printed time; Chakra ET and MSCCL-IR refuse with one line and leave no files; compare lists
+// NCCL's in-switch algorithms where a switch reduces.
+TEST(ReducingSwitch, FilesAndCommands) {
+  namespace fs = std::filesystem;
+  const fs::path dir = tacos_test::scratch_dir("in_switch");
+  const std::string spec = "--topology switch:8:nvls --collective all-reduce --size 8MiB";
+  for (const std::string model : {"astra", "tacos"}) {
+    const auto made = tacos_test::run_tacos(
+        "synthesize " + spec + " --chunks-per-npu 4 --json --format json --link-model " + model +
+        " --out " + (dir / model).string());
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const auto printed = nlohmann::json::parse(made.out);
+    const std::string file = (dir / model / "algorithm.json").string();
+    const std::string text = tacos_test::read_file(file);
+    EXPECT_NE(text.find("[0, 8, "), std::string::npos);  // NPU 0 -> the switch
+    const auto replayed = tacos_test::run_tacos("simulate --topology switch:8:nvls --algorithm " +
+                                                file + " --json --link-model " + model);
+    ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+    EXPECT_EQ(nlohmann::json::parse(replayed.out)["collective_time_us"],
+              printed["collective_time_us"]);
+    const auto verified =
+        tacos_test::run_tacos("verify --topology switch:8:nvls --algorithm " + file);
+    EXPECT_EQ(verified.exit_code, 0) << verified.err;
+    // On the same switch without the capability the file is wrong, and says why.
+    const auto plain =
+        tacos_test::run_tacos("verify --topology switch:8:multicast --algorithm " + file);
+    EXPECT_NE(plain.exit_code, 0);
+    EXPECT_NE((plain.out + plain.err).find("switch 8 does not reduce"), std::string::npos)
+        << plain.out << plain.err;
+  }
+  for (const std::string format : {"chakra", "msccl"}) {
+    const fs::path out = dir / format;
+    const auto refused = tacos_test::run_tacos("synthesize " + spec + " --chunks-per-npu 4 --out " +
+                                               out.string() + " --format json," + format);
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.err.find("reduces in the network"), std::string::npos) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_FALSE(fs::exists(out / "algorithm.json"));
+  }
+  const auto compared =
+      tacos_test::run_tacos("compare " + spec + " --chunks-per-npu 4 --json --link-model astra");
+  ASSERT_EQ(compared.exit_code, 0) << compared.err;
+  std::vector<std::string> names;
+  const auto rows = nlohmann::json::parse(compared.out)["results"];
+  for (const auto& row : rows)
+    names.push_back(row["algorithm"]);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"tacos", "ring", "direct", "rhd", "dbt", "hierarchical",
+                                      "biring", "nvls", "nvls-tree", "collnet"}));
+  fs::remove_all(dir);
 }
 
 }  // namespace
