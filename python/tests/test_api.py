@@ -127,7 +127,12 @@ def test_bound_compare_describe_equal_cli():
         want = {k: v for k, v in want.items() if k != "synthesis_seconds"}
         got = {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
         assert got == want
-    assert list(frame["algorithm"]) == list(tacos.ALGORITHMS)
+    # By default every algorithm the fabric can run: NCCL's in-switch ones need a reducing switch.
+    in_switch = ("nvls", "nvls-tree", "collnet")
+    assert list(frame["algorithm"]) == [a for a in tacos.ALGORITHMS if a not in in_switch]
+    assert len(frame) == len(expected["results"])
+    nvls = tacos.compare("switch:4:nvls", "all-reduce", "1MiB")
+    assert list(nvls["algorithm"]) == list(tacos.ALGORITHMS)
 
 
 def test_simulate_and_verify_files_equal_cli(tmp_path):
