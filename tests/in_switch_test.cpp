@@ -193,6 +193,49 @@ TEST(ReducingSwitch, AllReduceBound) {
   EXPECT_EQ(compute_lower_bound(star(n, true), c).store_and_forward_bound_us, 0);
 }
 
+// Brute force: with every switch reducing, the All-Reduce bandwidth bound is the cut bound,
+// max over device sets S holding members inside and outside of buffer / (bandwidth into S) and
+// buffer / (bandwidth out of S), every set enumerated. Two small fabrics: a star, and two
+// reducing switches of two NPUs each joined by a slower link.
+TEST(ReducingSwitch, AllReduceBoundIsTheBruteForceCut) {
+  std::vector<Topology> fabrics{star(4, true)};
+  {
+    std::vector<Link> links;
+    for (int i = 0; i < 4; ++i) {
+      const DeviceId s = 4 + i / 2;
+      links.push_back({i, s, 2.0, kLatency});
+      links.push_back({s, i, 2.0, kLatency});
+    }
+    links.push_back({4, 5, 1.0, kLatency});
+    links.push_back({5, 4, 1.0, kLatency});
+    links.push_back({0, 2, 0.5, kLatency});
+    Topology t(4, 2, links, "two-domains");
+    t.set_reducing(4);
+    t.set_reducing(5);
+    fabrics.push_back(std::move(t));
+  }
+  for (const Topology& t : fabrics) {
+    const Collective c = all_reduce(4, 1);
+    const double buffer = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
+    double worst = 0;
+    for (int set = 1; set + 1 < (1 << t.devices()); ++set) {
+      bool in = false, out = false;
+      for (NpuId m : c.members()) (set >> m & 1 ? in : out) = true;
+      if (!in || !out) continue;
+      double into = 0, from = 0;
+      for (const Link& l : t.links()) {
+        const bool s = set >> l.src & 1, d = set >> l.dst & 1;
+        if (!s && d) into += l.bandwidth_gbps;
+        if (s && !d) from += l.bandwidth_gbps;
+      }
+      worst = std::max({worst, buffer / into, buffer / from});
+    }
+    const double expected_us = worst / kBytesPerGB * 1e6;
+    EXPECT_NEAR(compute_lower_bound(t, c).bandwidth_bound_us, expected_us, 1e-6 * expected_us)
+        << t.name();
+  }
+}
+
 // The verifier follows contributor sets through the switch.
 TEST(ReducingSwitch, VerifierRejectsBadSchedules) {
   const Topology t = star(2, true);
@@ -344,8 +387,7 @@ TEST(ReducingSwitch, FilesAndCommands) {
   ASSERT_EQ(compared.exit_code, 0) << compared.err;
   std::vector<std::string> names;
   const auto rows = nlohmann::json::parse(compared.out)["results"];
-  for (const auto& row : rows)
-    names.push_back(row["algorithm"]);
+  for (const auto& row : rows) names.push_back(row["algorithm"]);
   EXPECT_EQ(names,
             (std::vector<std::string>{"tacos", "ring", "direct", "rhd", "dbt", "hierarchical",
                                       "biring", "nvls", "nvls-tree", "collnet"}));
