@@ -81,6 +81,10 @@ void PortEngine::enqueue(std::uint32_t msg, bool ready) {
 void PortEngine::ready(std::uint32_t msg, Time now) {
   ready_[msg] = 1;
   const LinkId link = route_[msg][hop_[msg]];
+  if (hop_[msg] == 0 && from_switch_[link]) {  // a reducing switch's own message
+    queue_at_switch(msg, link, now);
+    return;
+  }
   if (head_[link] == msg) try_start(link, now);
 }
 
@@ -99,6 +103,10 @@ void PortEngine::send(std::uint32_t msg, Time now) {
 }
 
 void PortEngine::try_start(LinkId link, Time now) {
+  if (from_switch_[link]) {
+    serve(link, now);
+    return;
+  }
   if (!free_[link]) return;
   const std::uint32_t msg = head_[link];
   if (msg == kNone || !ready_[msg]) return;
@@ -175,10 +183,14 @@ void PortEngine::queue_next(std::uint32_t msg, Time now) {
       try_start(l, now);
     return;
   }
+  queue_at_switch(msg, l, now);
+}
+
+void PortEngine::queue_at_switch(std::uint32_t msg, LinkId link, Time now) {
   const std::span<const LinkId> route = route_[msg];
-  switch_queue_[l].push(
+  switch_queue_[link].push(
       {now, topology_.link(route.front()).src, topology_.link(route.back()).dst, chunk_[msg], msg});
-  if (free_[l]) post(now, kServe, static_cast<std::uint32_t>(l));
+  if (free_[link]) post(now, kServe, static_cast<std::uint32_t>(link));
 }
 
 void PortEngine::serve(LinkId link, Time now) {
@@ -186,7 +198,15 @@ void PortEngine::serve(LinkId link, Time now) {
   if (!free_[link] || queue.empty()) return;
   const std::uint32_t msg = queue.top().id;
   queue.pop();
+  if (hop_[msg] != 0) {
+    cross(msg, now);
+    return;
+  }
+  // A reducing switch's own message starts here (alone: multicast groups leave NPUs).
+  start_[msg] = now;
+  ++started_;
   cross(msg, now);
+  client_.started(*this, msg, now);
 }
 
 void PortEngine::run() {

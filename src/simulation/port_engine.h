@@ -7,7 +7,8 @@
 //  - a message follows its route (link ids, src to dst). A link leaving an NPU is a FIFO of the
 //    messages queued on it: its head starts when the link is free and the head is ready. A link
 //    leaving a switch serves the messages that reached the switch in SwitchQueue order.
-//    Store-and-forward: a message is queued for its next link when it has fully arrived.
+//    Store-and-forward: a message is queued for its next link when it has fully arrived. A
+//    reducing switch's own message joins its first port's switch queue when it is ready.
 //  - a hop takes latency + bytes / bandwidth; the link is busy for all of it (LinkModel::kTacos)
 //    or for bytes / bandwidth only (kAstra): link_busy_time.
 //  - multicast (the simulator's groups): a leader crosses its entry link once for the whole
@@ -99,9 +100,12 @@ class PortEngine {
   void add_member(std::uint32_t leader, std::uint32_t member);
 
   // The simulator's queues: `msg` joins its first link's FIFO now, in its final order, and
-  // starts only when ready() says so (or `ready` here) and the link is free (try_start).
+  // starts only when ready() says so (or `ready` here) and the link is free (try_start). A
+  // message whose first link leaves a switch (a reducing switch's own) is not enqueued: ready()
+  // puts it in that port's switch queue, as if it had just reached the switch.
   void enqueue(std::uint32_t msg, bool ready);
   void ready(std::uint32_t msg, Time now);
+  // Starts the FIFO head of a link leaving an NPU, or serves a link leaving a switch, if free.
   void try_start(LinkId link, Time now);
   // The replays: `msg` is ready now and queues for its first link (or, without congestion,
   // starts).
@@ -137,6 +141,7 @@ class PortEngine {
   void cross_route(std::uint32_t msg, Time now);
   void reach(std::uint32_t msg, Time now);
   void queue_next(std::uint32_t msg, Time now);
+  void queue_at_switch(std::uint32_t msg, LinkId link, Time now);
   void serve(LinkId link, Time now);
   Time serialization(std::uint32_t msg, LinkId link) const;
 
