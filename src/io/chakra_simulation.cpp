@@ -49,6 +49,9 @@ struct Run {
   std::vector<std::vector<std::uint32_t>> message_of;  // per rank, per node: message or kNone
 };
 
+// One piece (about 270 lines) because its phases (numbering, dependencies, messages and routes,
+// the run, the deadlock report) share the flat per-node arrays; the timing of messages is the
+// port engine's.
 Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
               std::optional<Bytes> size, bool one_send_in_flight = false, bool congestion = true) {
   const int npus = trace.npus();

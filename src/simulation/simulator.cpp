@@ -58,6 +58,9 @@ struct Sender {
 
 }  // namespace
 
+// One piece (about 350 lines) because its phases (checks, link queues, chunk groups, the run,
+// the deadlock report) share a dozen flat arrays built once; the timing itself is the port
+// engine's.
 SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, LinkModel model) {
   const auto& transfers = algorithm.transfers();
   const Collective& collective = algorithm.collective();
