@@ -1,7 +1,7 @@
 #pragma once
 // The one port engine (docs/design.md, "Three rules"): times messages hop by hop through links
 // and switch ports for the simulator (simulate), the Chakra replay (simulate_chakra) and the
-// MSCCL replay (read_msccl), so that the three agree on what a link and a switch port do.
+// MSCCL replay (read_msccl_xml), so that the three agree on what a link and a switch port do.
 //
 // What it models:
 //  - a message follows its route (link ids, src to dst). A link leaving an NPU is a FIFO of the
@@ -117,6 +117,7 @@ class PortEngine {
 
   Time start(std::uint32_t msg) const { return start_[msg]; }  // -1: not started
   Time end(std::uint32_t msg) const { return end_[msg]; }      // -1: not arrived
+  // After run(), for the caller to move out.
   std::vector<Time>& starts() { return start_; }
   std::vector<Time>& ends() { return end_; }
   std::vector<Time>& link_busy_ps() { return busy_ps_; }              // per link: time busy in all
