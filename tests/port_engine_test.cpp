@@ -134,6 +134,24 @@ TEST(PortEngine, QueuedHeadWaitsUntilReady) {
   EXPECT_EQ(engine.end(1), 380);
 }
 
+TEST(PortEngine, ReducingSwitchMessageJoinsThePortQueueWhenReady) {
+  const Topology topology = star();
+  const Routes route(topology);
+  const std::vector<LinkId> from_switch{topology.find_link(3, 2)};
+  Recorder client;
+  PortEngine engine(topology, options(LinkModel::kTacos), 2, client);
+  engine.set_message(0, route(0, 2), kBytes, 0);
+  engine.set_message(1, from_switch, kBytes, 0);  // the switch's own message, never enqueued
+  engine.send(0, 0);
+  engine.post(110, kReady, 1);  // ready as message 0 reaches the switch
+  engine.run();
+  // Both wait for 3 -> 2 at 110 ps; the relayed message from NPU 0 sorts before the switch's.
+  EXPECT_EQ(engine.end(0), 220);
+  EXPECT_EQ(engine.start(1), 220);
+  EXPECT_EQ(engine.end(1), 330);
+  EXPECT_EQ(engine.started(), 2u);
+}
+
 TEST(PortEngine, MulticastCrossesTheEntryLinkOnceAndFansOutAtTheSwitch) {
   const Topology topology = star();
   const Routes route(topology);
