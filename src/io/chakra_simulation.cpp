@@ -3,21 +3,20 @@
 //
 // Flat state: nodes of all ranks numbered globally (rank offset + index); dependency edges in
 // CSR (parent -> children) with a pending count per node; one message per send with its route
-// (a run of link ids); per link a FIFO queue of waiting message hops. A min-heap of events
-// ordered by (time, sequence number), so equal-time events run in the order they were made and
-// every run is deterministic.
+// (a run of link ids), timed by the port engine (simulation/port_engine.h). Events run in time
+// order and, at one time, in the order they were posted, so every run is deterministic.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <queue>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
-#include "../simulation/switch_queue.h"
+#include "../simulation/port_engine.h"
 #include "tacos/common/error.h"
-#include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/io/chakra.h"
 #include "tacos/topology/switch_routes.h"
@@ -33,15 +32,8 @@ std::string describe(const EtTrace& trace, int rank, std::uint32_t index) {
          (n.name.empty() ? std::string() : " ('" + n.name + "')");
 }
 
-enum class EventKind : std::uint8_t { kNodeDone, kHopArrive, kLinkFree, kServe };
-
-struct Event {
-  Time time;
-  std::uint64_t seq;
-  EventKind kind;
-  std::uint32_t id;
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
-};
+// The one event of the caller's own: a node finished (id: global node).
+constexpr std::uint32_t kNodeDone = detail::PortEngine::kFirstCallerKind;
 
 struct Message {
   std::uint32_t send = 0;  // global node ids
@@ -49,9 +41,6 @@ struct Message {
   Bytes bytes = 0;
   std::uint32_t route_begin = 0;
   std::uint32_t route_len = 0;
-  std::uint32_t hop = 0;  // links crossed so far
-  Time start = -1;        // entered its first link
-  Time delivered = -1;    // reached dst
   bool recv_posted = false;
 };
 
@@ -60,6 +49,9 @@ struct Run {
   std::vector<std::vector<std::uint32_t>> message_of;  // per rank, per node: message or kNone
 };
 
+// One piece (about 270 lines) because its phases (numbering, dependencies, messages and routes,
+// the run, the deadlock report) share the flat per-node arrays; the timing of messages is the
+// port engine's.
 Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
               std::optional<Bytes> size, bool one_send_in_flight = false, bool congestion = true) {
   const int npus = trace.npus();
@@ -188,76 +180,13 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
     }
   }
 
-  // Event loop.
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
-  std::uint64_t seq = 0;
-  auto push = [&](Time t, EventKind kind, std::uint32_t id) {
-    events.push(Event{t, seq++, kind, id});
-  };
-  const int num_links = topology.num_links();
-  std::vector<char> link_busy(num_links, 0);
-  std::vector<std::queue<std::uint32_t>> link_queue(num_links);
-  // Links leaving a switch serve the messages that reached it in SwitchQueue order, as the
-  // simulator does (simulation/switch_queue.h): a message reaching the switch at the instant a
-  // link frees or another message reaches it waits for every arrival of that instant (kServe runs
-  // after them), so the order of messages that meet at a switch never depends on the order their
-  // sends were issued in.
-  std::vector<char> from_switch(num_links, 0);
-  for (LinkId l = 0; l < num_links; ++l)
-    from_switch[l] = topology.is_switch(topology.link(l).src) ? 1 : 0;
-  std::vector<detail::SwitchQueue> switch_queue(num_links);
   std::vector<Time> node_end(total, -1);
   std::vector<char> issued(total, 0);
-
-  auto start_hop = [&](std::uint32_t mi, Time t) {
-    Message& m = messages[mi];
-    if (!congestion) {
-      // Congestion-unaware: the whole route at once, every latency plus the bytes once at the
-      // narrowest hop (ASTRA-sim's congestion-unaware backend).
-      Time latency = 0;
-      double narrowest = std::numeric_limits<double>::infinity();
-      for (std::uint32_t h = 0; h < m.route_len; ++h) {
-        const Link& link = topology.link(routes[m.route_begin + h]);
-        latency += link.latency_ps;
-        narrowest = std::min(narrowest, link.bandwidth_gbps);
-      }
-      m.start = t;
-      m.hop = m.route_len - 1;
-      result.message_hops += m.route_len;
-      push(t + latency + serialization_time(m.bytes, narrowest), EventKind::kHopArrive, mi);
-      return;
-    }
-    const LinkId l = routes[m.route_begin + m.hop];
-    const Link& link = topology.link(l);
-    const Time ser = serialization_time(m.bytes, link.bandwidth_gbps);
-    if (m.hop == 0) m.start = t;
-    link_busy[l] = 1;
-    push(t + link_busy_time(model, link.latency_ps, ser), EventKind::kLinkFree,
-         static_cast<std::uint32_t>(l));
-    push(t + link.latency_ps + ser, EventKind::kHopArrive, mi);
-    ++result.message_hops;
-  };
-  auto request_link = [&](std::uint32_t mi, Time t) {
-    const LinkId l = routes[messages[mi].route_begin + messages[mi].hop];
-    if (congestion && from_switch[l]) {
-      const Message& m = messages[mi];
-      const int src = rank_of[m.send];
-      const EtNode& send = trace.ranks[src].nodes[m.send - offset[src]];
-      const ChunkId chunk = send.chunks.empty() ? 0 : send.chunks.front();
-      switch_queue[l].push({t, src, rank_of[m.recv], chunk, mi});
-      if (!link_busy[l]) push(t, EventKind::kServe, static_cast<std::uint32_t>(l));
-      return;
-    }
-    if (!congestion || !link_busy[l])
-      start_hop(mi, t);
-    else
-      link_queue[l].push(mi);
-  };
   // One send in flight per rank (ASTRA-sim running per-rank ETs as its workload): a send that
   // becomes ready while another of its rank is on its way waits, in readiness order.
   std::vector<char> sending(npus, 0);
   std::vector<std::queue<std::uint32_t>> waiting_sends(npus);
-  auto issue = [&](std::uint32_t g, Time t) {
+  auto issue = [&](detail::PortEngine& engine, std::uint32_t g, Time t) {
     issued[g] = 1;
     const int r = rank_of[g];
     const EtNode& n = trace.ranks[r].nodes[g - offset[r]];
@@ -270,14 +199,14 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
           }
           sending[r] = 1;
         }
-        request_link(run.message_of[r][g - offset[r]], t);
+        engine.send(run.message_of[r][g - offset[r]], t);
         return;
       case EtNodeType::kRecv: {
-        Message& m = messages[run.message_of[r][g - offset[r]]];
-        if (m.delivered >= 0)
-          push(t, EventKind::kNodeDone, g);
+        const std::uint32_t mi = run.message_of[r][g - offset[r]];
+        if (engine.end(mi) >= 0)
+          engine.post(t, kNodeDone, g);
         else
-          m.recv_posted = true;
+          messages[mi].recv_posted = true;
         return;
       }
       case EtNodeType::kComp: {
@@ -285,78 +214,59 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
         if (model == LinkModel::kAstra && duration == 0) duration = kPicosPerNano;
         ++result.compute_nodes;
         result.compute_ps += duration;
-        push(t + duration, EventKind::kNodeDone, g);
+        engine.post(t + duration, kNodeDone, g);
         return;
       }
       default:
         ++result.other_nodes;
-        push(t, EventKind::kNodeDone, g);
+        engine.post(t, kNodeDone, g);
         return;
     }
   };
-
-  for (std::uint32_t g = 0; g < total; ++g)
-    if (pending[g] == 0) issue(g, 0);
-  while (!events.empty()) {
-    const Event e = events.top();
-    events.pop();
-    check_schedule_time(e.time, trace.prefix);
-    switch (e.kind) {
-      case EventKind::kServe: {
-        auto& queue = switch_queue[e.id];
-        if (link_busy[e.id] || queue.empty()) break;
-        const std::uint32_t mi = queue.top().id;
-        queue.pop();
-        start_hop(mi, e.time);
-        break;
-      }
-      case EventKind::kLinkFree: {
-        if (from_switch[e.id]) {
-          link_busy[e.id] = 0;
-          if (!switch_queue[e.id].empty()) push(e.time, EventKind::kServe, e.id);
-          break;
+  auto arrived = [&](detail::PortEngine& engine, std::uint32_t mi, Time t) {
+    engine.post(t, kNodeDone, messages[mi].send);
+    if (messages[mi].recv_posted) engine.post(t, kNodeDone, messages[mi].recv);
+  };
+  auto node_done = [&](detail::PortEngine& engine, std::uint32_t, std::uint32_t g, Time t) {
+    node_end[g] = t;
+    if (one_send_in_flight) {
+      const int r = rank_of[g];
+      if (trace.ranks[r].nodes[g - offset[r]].type == EtNodeType::kSend) {
+        sending[r] = 0;
+        if (!waiting_sends[r].empty()) {
+          const std::uint32_t next = waiting_sends[r].front();
+          waiting_sends[r].pop();
+          sending[r] = 1;
+          engine.send(run.message_of[r][next - offset[r]], t);
         }
-        auto& queue = link_queue[e.id];
-        if (queue.empty()) {
-          link_busy[e.id] = 0;
-        } else {
-          const std::uint32_t mi = queue.front();
-          queue.pop();
-          start_hop(mi, e.time);
-        }
-        break;
-      }
-      case EventKind::kHopArrive: {
-        Message& m = messages[e.id];
-        if (++m.hop < m.route_len) {
-          request_link(e.id, e.time);
-          break;
-        }
-        m.delivered = e.time;
-        push(e.time, EventKind::kNodeDone, m.send);
-        if (m.recv_posted) push(e.time, EventKind::kNodeDone, m.recv);
-        break;
-      }
-      case EventKind::kNodeDone: {
-        node_end[e.id] = e.time;
-        if (one_send_in_flight) {
-          const int r = rank_of[e.id];
-          if (trace.ranks[r].nodes[e.id - offset[r]].type == EtNodeType::kSend) {
-            sending[r] = 0;
-            if (!waiting_sends[r].empty()) {
-              const std::uint32_t next = waiting_sends[r].front();
-              waiting_sends[r].pop();
-              sending[r] = 1;
-              request_link(run.message_of[r][next - offset[r]], e.time);
-            }
-          }
-        }
-        for (std::uint32_t k = child_offset[e.id]; k < child_offset[e.id + 1]; ++k)
-          if (--pending[children[k]] == 0) issue(children[k], e.time);
-        break;
       }
     }
+    for (std::uint32_t k = child_offset[g]; k < child_offset[g + 1]; ++k)
+      if (--pending[children[k]] == 0) issue(engine, children[k], t);
+  };
+  detail::LambdaClient client([](auto&&...) {}, arrived, node_done);
+
+  // Every event of one instant in the order it was posted: a link that frees at an instant serves
+  // its switch queue after the messages that reach the switch then (kServe is posted after them),
+  // so the order of messages that meet at a switch never depends on the order their sends were
+  // issued in.
+  detail::PortEngine::Options options;
+  options.model = model;
+  options.clock = trace.prefix;
+  options.serve_after_free = true;
+  options.congestion = congestion;
+  detail::PortEngine engine(topology, std::move(options), messages.size(), client);
+  for (std::uint32_t mi = 0; mi < messages.size(); ++mi) {
+    const Message& m = messages[mi];
+    const int src = rank_of[m.send];
+    const EtNode& send = trace.ranks[src].nodes[m.send - offset[src]];
+    engine.set_message(mi, std::span<const LinkId>(routes).subspan(m.route_begin, m.route_len),
+                       m.bytes, send.chunks.empty() ? 0 : send.chunks.front());
   }
+
+  for (std::uint32_t g = 0; g < total; ++g)
+    if (pending[g] == 0) issue(engine, g, 0);
+  engine.run();
 
   // Deadlock: name the first node (rank, then file order) that never finished.
   for (std::uint32_t g = 0; g < total; ++g) {
@@ -391,8 +301,10 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
     result.rank_finish[rank_of[g]] = std::max(result.rank_finish[rank_of[g]], node_end[g]);
   for (Time t : result.rank_finish) result.collective_time = std::max(result.collective_time, t);
   result.messages = static_cast<std::int64_t>(messages.size());
+  result.message_hops = engine.hops();
   result.by_message.reserve(messages.size());
-  for (const Message& m : messages) {
+  for (std::uint32_t mi = 0; mi < messages.size(); ++mi) {
+    const Message& m = messages[mi];
     EtMessage out;
     out.src = rank_of[m.send];
     out.dst = rank_of[m.recv];
@@ -400,8 +312,8 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
     out.recv = m.recv - offset[out.dst];
     out.bytes = m.bytes;
     out.hops = static_cast<int>(m.route_len);
-    out.start = m.start;
-    out.end = m.delivered;
+    out.start = engine.start(mi);
+    out.end = engine.end(mi);
     result.by_message.push_back(out);
   }
   return run;

@@ -20,8 +20,8 @@
 //    message starts when the link is free, reads its source then, and crosses each link in
 //    latency + bytes / bandwidth; the link is busy for all of that (tacos model) or for
 //    bytes / bandwidth (astra). At a switch it queues for its next link, store-and-forward,
-//    served in the simulator's order (simulation/switch_queue.h). The send step is done when
-//    its message starts;
+//    served in the simulator's order (the port engine, simulation/port_engine.h). The send step
+//    is done when its message starts;
 //  - a receive takes the next message of its (peer, channel) in FIFO order and is done when that
 //    message has arrived; rcs/rrs/rrcs then send on;
 //  - local steps (cpy, re, nop) take no time.
@@ -43,14 +43,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <pugixml.hpp>
-#include <queue>
 #include <span>
 #include <sstream>
 #include <string>
@@ -58,10 +56,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../simulation/switch_queue.h"
+#include "../simulation/port_engine.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
-#include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
 #include "tacos/io/msccl_xml.h"
 #include "tacos/topology/switch_routes.h"
@@ -133,32 +130,13 @@ struct Message {
   int send_step = -1, recv_step = -1;
   int src = 0, dst = 0, chan = 0, cnt = 1;
   std::span<const LinkId> route;  // first hop, then links leaving switches
-  std::uint32_t hop = 0;          // the link it is on or queues for
-  bool payload_set = false, started = false, arrived = false, reduce = false;
+  bool payload_set = false, arrived = false, reduce = false;
   std::vector<Value> payload;
   Time start = 0, end = 0;
 };
 
-// At one instant: deliveries, messages reaching switches (all queued before a switch link
-// serves one, as the simulator orders them), thread blocks resuming, first hops starting, then
-// switch links serving their queues.
-constexpr int kArrive = 0;     // id: message
-constexpr int kAtSwitch = 1;   // id: message
-constexpr int kResume = 2;     // id: thread block
-constexpr int kLinkStart = 3;  // id: a first-hop link
-constexpr int kServe = 4;      // id: a link leaving a switch
-
-struct Event {
-  Time time;
-  int kind;
-  std::uint64_t seq;
-  int id;
-  bool operator>(const Event& o) const {
-    if (time != o.time) return time > o.time;
-    if (kind != o.kind) return kind > o.kind;
-    return seq > o.seq;
-  }
-};
+// The reader's own event (id: thread block); links and switch ports are the port engine's.
+constexpr std::uint32_t kResume = detail::PortEngine::kFirstCallerKind;
 
 std::string slot_name(MscclSlot slot) {
   return std::string(1, slot.buffer) + "[" + std::to_string(slot.offset) + "]";
@@ -166,7 +144,7 @@ std::string slot_name(MscclSlot slot) {
 
 std::string us(Time ps) { return format_micros(ps) + " us"; }
 
-class Reader {
+class Reader final : private detail::PortEngine::Client {
  public:
   // `in_place`: execute as an in-place call even when the file allows out-of-place calls.
   Reader(std::string_view text, std::string name, const Topology& topology, LinkModel model,
@@ -722,7 +700,9 @@ class Reader {
 
   // ---- execution ---------------------------------------------------------------------------
 
-  void push(Time t, int kind, int id) { events_.push(Event{t, kind, seq_++, id}); }
+  void push(Time t, std::uint32_t kind, int id) {
+    engine_->post(t, kind, static_cast<std::uint32_t>(id));
+  }
 
   void step_done(Step& s, Time now) {
     s.done = now;
@@ -732,11 +712,7 @@ class Reader {
     waiters_.erase(it);
   }
 
-  void enqueue(int msg, Time now) {
-    Message& m = messages_[msg];
-    link_queue_[m.route[0]].push_back(msg);
-    push(now, kLinkStart, m.route[0]);
-  }
+  void enqueue(int msg, Time now) { engine_->send(static_cast<std::uint32_t>(msg), now); }
 
   void advance(int t, Time now) {
     ThreadBlock& tb = tbs_[t];
@@ -806,10 +782,8 @@ class Reader {
     }
   }
 
-  void start_link(LinkId l, Time now) {
-    if (link_busy_[l] > now || link_queue_[l].empty()) return;
-    const int msg = link_queue_[l].front();
-    link_queue_[l].pop_front();
+  // The message entered its first link now (the engine times its hops): it reads its source.
+  void started(detail::PortEngine& engine, std::uint32_t msg, Time now) override {
     Message& m = messages_[msg];
     Step& s = steps_[m.send_step];
     if (!m.payload_set) {
@@ -829,9 +803,8 @@ class Reader {
                          ": the schedule keeps several partials of a chunk on one GPU, which a "
                          "tacos Algorithm cannot express");
     }
-    m.started = true;
     m.start = now;
-    send_hop(msg, now);
+    engine.set_chunk(msg, first_chunk(m));
     // The send step is done; its thread block goes on.
     ThreadBlock& tb = tbs_[s.tb];
     tb.in_send = false;
@@ -840,37 +813,8 @@ class Reader {
     push(now, kResume, s.tb);
   }
 
-  // The message crosses its current link; store-and-forward at a switch (simulator.h's timing).
-  void send_hop(int msg, Time now) {
-    Message& m = messages_[msg];
-    const LinkId l = m.route[m.hop];
-    const Link& link = topology_.link(l);
-    const Bytes bytes = static_cast<Bytes>(m.cnt) * per_msccl_chunk_ * chunk_bytes_;
-    const Time ser = serialization_time(bytes, link.bandwidth_gbps);
-    const Time arrival = now + link.latency_ps + ser;
-    link_busy_[l] = now + link_busy_time(model_, link.latency_ps, ser);
-    push(link_busy_[l], m.hop == 0 ? kLinkStart : kServe, l);
-    if (m.hop + 1 < m.route.size()) {
-      push(arrival, kAtSwitch, msg);
-      return;
-    }
-    m.end = arrival;
-    push(arrival, kArrive, msg);
-  }
-
-  // A message reached a switch: it queues for its next link, served in the simulator's order.
-  void at_switch(int msg, Time now) {
-    Message& m = messages_[msg];
-    const LinkId next = m.route[++m.hop];
-    switch_queue_[next].push({now, m.src, m.dst, first_chunk(m), static_cast<std::uint32_t>(msg)});
-    if (link_busy_[next] <= now) push(now, kServe, next);
-  }
-
-  void serve(LinkId l, Time now) {
-    if (link_busy_[l] > now || switch_queue_[l].empty()) return;
-    const int msg = static_cast<int>(switch_queue_[l].top().id);
-    switch_queue_[l].pop();
-    send_hop(msg, now);
+  void event(detail::PortEngine&, std::uint32_t, std::uint32_t tb, Time now) override {
+    advance(static_cast<int>(tb), now);
   }
 
   // The tacos chunk the message's transfer lists first (the simulator's tie-break at switches).
@@ -879,9 +823,10 @@ class Reader {
     return reduction_ ? chunk * per_msccl_chunk_ : chunk;
   }
 
-  void arrive(int msg, Time now) {
+  void arrived(detail::PortEngine&, std::uint32_t msg, Time now) override {
     Message& m = messages_[msg];
     m.arrived = true;
+    m.end = now;
     const Step& r = steps_[m.recv_step];
     // Copy or reduce transfer, and tacos's model of the receiver.
     if (!reduction_) {
@@ -917,9 +862,6 @@ class Reader {
   }
 
   void execute() {
-    link_queue_.assign(topology_.num_links(), {});
-    switch_queue_.assign(topology_.num_links(), {});
-    link_busy_.assign(topology_.num_links(), 0);
     // Size and chunk numbering.
     const int c = chunks_per_loop_;
     per_msccl_chunk_ = 1;
@@ -949,28 +891,24 @@ class Reader {
                               " split into " + std::to_string(collective_.num_chunks()) +
                               " chunks (" + std::to_string(chunk_bytes_) + " bytes each)");
 
+    // At one instant: deliveries, messages reaching switches (all queued before a switch link
+    // serves one, as the simulator orders them), thread blocks resuming, first hops starting
+    // (after every step of the instant, since a start reads the sender's buffer), then switch
+    // links serving their queues; in posting order within each.
+    detail::PortEngine::Options options;
+    options.model = model_;
+    options.clock = name_;
+    // kArrive, kHop, kLinkFree, kSwitchFree, kServe, kStart, kResume
+    options.priority = {0, 1, 3, 4, 4, 3, 2};
+    options.start_at_event = true;
+    engine_.emplace(topology_, std::move(options), messages_.size(),
+                    static_cast<detail::PortEngine::Client&>(*this));
+    for (std::size_t i = 0; i < messages_.size(); ++i)
+      engine_->set_message(static_cast<std::uint32_t>(i), messages_[i].route,
+                           static_cast<Bytes>(messages_[i].cnt) * per_msccl_chunk_ * chunk_bytes_,
+                           0);
     for (std::size_t t = 0; t < tbs_.size(); ++t) push(0, kResume, static_cast<int>(t));
-    while (!events_.empty()) {
-      const Event e = events_.top();
-      events_.pop();
-      check_schedule_time(e.time, name_);
-      switch (e.kind) {
-        case kArrive:
-          arrive(e.id, e.time);
-          break;
-        case kAtSwitch:
-          at_switch(e.id, e.time);
-          break;
-        case kResume:
-          advance(e.id, e.time);
-          break;
-        case kLinkStart:
-          start_link(e.id, e.time);
-          break;
-        default:
-          serve(e.id, e.time);
-      }
-    }
+    engine_->run();
     // Deadlock: the first thread block that did not finish.
     for (const ThreadBlock& tb : tbs_) {
       if (tb.pc >= tb.num_steps) continue;
@@ -1093,12 +1031,8 @@ class Reader {
   Bytes chunk_bytes_ = 1;
   int per_msccl_chunk_ = 1;
 
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  std::uint64_t seq_ = 0;
+  std::optional<detail::PortEngine> engine_;
   std::unordered_map<int, std::vector<int>> waiters_;
-  std::vector<std::deque<int>> link_queue_;
-  std::vector<Time> link_busy_;
-  std::vector<detail::SwitchQueue> switch_queue_;
 };
 
 }  // namespace

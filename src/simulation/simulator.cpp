@@ -1,30 +1,27 @@
 // Event-driven, congestion-aware execution of an Algorithm (see simulator.h for the rules).
 //
 // Data layout (flat arrays, no devices x chunks matrix):
-//  - per link, a FIFO queue: the link's transfers sorted by (recorded start, index), a head
-//    cursor and a free flag;
+//  - per link, a FIFO queue: the link's transfers sorted by (recorded start, index), handed to
+//    the port engine (port_engine.h), which times them and the switch ports they cross;
 //  - per (device u, chunk c) that some transfer sends c from, a Group: the transfers sending c
 //    from u (sorted by recorded start when reductions are involved) and the reduce transfers
 //    delivering c to u (sorted by recorded end). Groups are built one chunk at a time with a
 //    scratch device -> group array, and each chunk-pool entry remembers the group its arrival
 //    feeds. A group's senders become ready in order (a cursor), each sender once per chunk it
 //    carries; a transfer is ready when all its chunks are (a pending count).
-//  - a min-heap of (time, kind, id) events: a link becoming free, a message arriving.
+//  - the engine's events: a link becoming free, a message reaching a switch or arriving.
 #include "tacos/simulation/simulator.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
-#include "switch_queue.h"
+#include "port_engine.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/error.h"
-#include "tacos/common/time_limit.h"
-#include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
 
 namespace tacos {
@@ -59,25 +56,11 @@ struct Sender {
   bool woken = false;  // scan groups only
 };
 
-struct Event {
-  Time time;
-  std::uint32_t kind;  // kArrive, kAtSwitch, kLinkFree or kServe
-  std::uint32_t id;    // transfer or link
-  bool operator>(const Event& o) const {
-    if (time != o.time) return time > o.time;
-    if (kind != o.kind) return kind > o.kind;
-    return id > o.id;
-  }
-};
-// At one instant: deliveries, then messages reaching switches (all of them queued before any
-// leaves), then links becoming free, then queued switch links starting.
-constexpr std::uint32_t kArrive = 0;
-constexpr std::uint32_t kAtSwitch = 1;  // a message reached a switch on its route
-constexpr std::uint32_t kLinkFree = 2;
-constexpr std::uint32_t kServe = 3;  // a switch link that was free when a message queued
-
 }  // namespace
 
+// One piece (about 350 lines) because its phases (checks, link queues, chunk groups, the run,
+// the deadlock report) share a dozen flat arrays built once; the timing itself is the port
+// engine's.
 SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, LinkModel model) {
   const auto& transfers = algorithm.transfers();
   const Collective& collective = algorithm.collective();
@@ -123,7 +106,6 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
 
   // Multicast groups: the leader (lowest index) stands for the group in its entry link's queue
   // and starts every member; at the switch each member goes on over its own route.
-  constexpr std::uint32_t kNoMember = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> leader;  // empty without multicast: every transfer leads itself
   if (algorithm.has_multicast())
     if (std::string error = check_multicast_groups(algorithm, topology, leader); !error.empty())
@@ -132,21 +114,6 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   // A reducing switch sends what it holds as soon as it has it: its messages join the switch
   // port's queue when ready (in SwitchQueue order, as relayed messages do), not a recorded order.
   auto from_switch = [&](std::size_t i) { return topology.is_switch(transfers[i].src); };
-  std::vector<std::uint32_t> next_member;  // per transfer: the next member of its group
-  if (algorithm.has_multicast()) {
-    next_member.assign(num_transfers, kNoMember);
-    std::vector<std::uint32_t> last(num_transfers);
-    for (std::size_t i = 0; i < num_transfers; ++i) {
-      last[i] = static_cast<std::uint32_t>(i);
-      if (leader[i] == i) continue;
-      next_member[last[leader[i]]] = static_cast<std::uint32_t>(i);
-      last[leader[i]] = static_cast<std::uint32_t>(i);
-    }
-  }
-  auto members_of = [&](std::uint32_t x, auto&& visit) {
-    if (next_member.empty()) return;
-    for (std::uint32_t m = next_member[x]; m != kNoMember; m = next_member[m]) visit(m);
-  };
 
   // Per link FIFO queues: counting sort by link, then (recorded start, index) inside a link.
   std::vector<std::uint32_t> link_offsets(static_cast<std::size_t>(num_links) + 1, 0);
@@ -308,81 +275,11 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     return nullptr;
   };
 
-  // State.
-  SimulationResult result;
-  result.link_busy_ps.assign(num_links, 0);
-  result.start.assign(num_transfers, -1);
-  result.end.assign(num_transfers, -1);
+  // State: the chunk side here, links and switch ports in the port engine (one message per
+  // transfer, the transfer's index).
   std::vector<std::uint32_t> pending(num_transfers);  // chunks not yet present at the source
   for (std::size_t i = 0; i < num_transfers; ++i)
     pending[i] = static_cast<std::uint32_t>(transfers[i].num_chunks);
-  std::vector<std::uint32_t> head(link_offsets.begin(), link_offsets.end() - 1);
-  std::vector<char> link_free(num_links, 1);
-  std::vector<Time> single_chunk_ser(num_links);
-  for (LinkId l = 0; l < num_links; ++l)
-    single_chunk_ser[l] =
-        serialization_time(collective.chunk_bytes(), topology.link(l).bandwidth_gbps);
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
-  std::size_t started = 0;
-
-  // Links leaving a switch serve the messages that reached it in SwitchQueue order.
-  std::vector<detail::SwitchQueue> switch_queue(num_links);
-  std::vector<std::uint8_t> hop_of(num_transfers, 0);
-  auto send_hop = [&](LinkId l, std::uint32_t x, Time now) {
-    link_free[l] = 0;
-    const Link& link = topology.link(l);
-    const Time ser =
-        transfers[x].num_chunks == 1
-            ? single_chunk_ser[l]
-            : serialization_time(algorithm.transfer_bytes(transfers[x]), link.bandwidth_gbps);
-    const Time busy = link_busy_time(model, link.latency_ps, ser);
-    const Time arrival = now + link.latency_ps + ser;
-    result.link_busy_ps[l] += busy;
-    events.push(Event{now + busy, kLinkFree, static_cast<std::uint32_t>(l)});
-    if (hop_of[x] + 1u < route_of[x].size()) {
-      events.push(Event{arrival, kAtSwitch, x});
-      return;
-    }
-    result.end[x] = arrival;
-    result.collective_time = std::max(result.collective_time, arrival);
-    events.push(Event{arrival, kArrive, x});
-  };
-  auto try_start = [&](LinkId l, Time now) {
-    if (!link_free[l]) return;
-    if (topology.is_switch(topology.link(l).src)) {
-      if (switch_queue[l].empty()) return;
-      const std::uint32_t x = switch_queue[l].top().id;
-      switch_queue[l].pop();
-      if (hop_of[x] == 0) {  // a reducing switch's own message
-        result.start[x] = now;
-        ++started;
-      }
-      send_hop(l, x, now);
-      return;
-    }
-    if (head[l] == link_offsets[l + 1]) return;
-    const std::uint32_t x = by_link[head[l]];
-    if (pending[x] != 0) return;
-    ++head[l];
-    result.start[x] = now;
-    ++started;
-    members_of(x, [&](std::uint32_t m) {
-      result.start[m] = now;
-      ++started;
-    });
-    send_hop(l, x, now);
-  };
-  auto wake = [&](std::uint32_t x, Time now) {
-    if (--pending[x] != 0) return;
-    const LinkId l = link_of[x];
-    if (from_switch(x)) {
-      const Transfer& t = transfers[x];
-      switch_queue[l].push({now, t.src, t.dst, pool[t.first_chunk], x});
-      if (link_free[l]) events.push(Event{now, kServe, static_cast<std::uint32_t>(l)});
-      return;
-    }
-    if (head[l] < link_offsets[l + 1] && by_link[head[l]] == x) try_start(l, now);
-  };
   auto ready = [&](const Group& g, const Sender& s) {
     switch (s.wait) {
       case Wait::kNothing:
@@ -396,47 +293,24 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     }
     return false;
   };
-  auto advance = [&](Group& g, Time now) {
+  auto wake = [&](detail::PortEngine& engine, std::uint32_t x, Time now) {
+    if (--pending[x] == 0) engine.ready(x, now);
+  };
+  auto advance = [&](detail::PortEngine& engine, Group& g, Time now) {
     if (!g.scan) {
       if (!g.source && !g.arrived) return;
-      while (g.woken < g.sender_end) wake(senders[g.woken++].tx, now);
+      while (g.woken < g.sender_end) wake(engine, senders[g.woken++].tx, now);
       return;
     }
     for (std::uint32_t k = g.sender_begin; k < g.sender_end; ++k)
       if (!senders[k].woken && ready(g, senders[k])) {
         senders[k].woken = true;
-        wake(senders[k].tx, now);
+        wake(engine, senders[k].tx, now);
       }
   };
-
-  for (Group& g : groups) advance(g, 0);
-  for (LinkId l = 0; l < num_links; ++l) try_start(l, 0);
-  while (!events.empty()) {
-    const Event e = events.top();
-    events.pop();
-    check_schedule_time(e.time, "simulation");
-    if (e.kind == kLinkFree) {
-      link_free[e.id] = 1;
-      try_start(static_cast<LinkId>(e.id), e.time);
-      continue;
-    }
-    if (e.kind == kAtSwitch) {
-      auto queue_next_hop = [&](std::uint32_t x) {
-        const LinkId next = route_of[x][++hop_of[x]];
-        const Transfer& t = transfers[x];
-        switch_queue[next].push({e.time, t.src, t.dst, pool[t.first_chunk], x});
-        if (link_free[next]) events.push(Event{e.time, kServe, static_cast<std::uint32_t>(next)});
-      };
-      // A multicast message reaching its switch is copied to every member's next hop.
-      if (hop_of[e.id] == 0) members_of(e.id, queue_next_hop);
-      queue_next_hop(e.id);
-      continue;
-    }
-    if (e.kind == kServe) {
-      try_start(static_cast<LinkId>(e.id), e.time);
-      continue;
-    }
-    const Transfer& t = transfers[e.id];
+  // A transfer arrived: its chunks are at its destination.
+  auto arrived = [&](detail::PortEngine& engine, std::uint32_t x, Time now) {
+    const Transfer& t = transfers[x];
     for (std::int32_t k = 0; k < t.num_chunks; ++k) {
       const std::uint32_t group = deliver_group[t.first_chunk + k];
       if (group == kNoGroup) continue;  // nobody sends this chunk on from t.dst
@@ -446,21 +320,54 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       if (t.reduce) {
         auto begin = rin_tx.begin() + g->rin_begin;
         auto end = rin_tx.begin() + g->rin_end;
-        auto it = std::lower_bound(begin, end, e.id, [&](std::uint32_t a, std::uint32_t x) {
-          return transfers[a].end != transfers[x].end ? transfers[a].end < transfers[x].end : a < x;
+        auto it = std::lower_bound(begin, end, x, [&](std::uint32_t a, std::uint32_t y) {
+          return transfers[a].end != transfers[y].end ? transfers[a].end < transfers[y].end : a < y;
         });
-        for (; it != end && *it == e.id; ++it) rin_done[it - rin_tx.begin()] = 1;
+        for (; it != end && *it == x; ++it) rin_done[it - rin_tx.begin()] = 1;
         while (g->done_prefix < g->rin_end && rin_done[g->done_prefix]) ++g->done_prefix;
       }
-      advance(*g, e.time);
+      advance(engine, *g, now);
     }
+  };
+  auto nothing = [](auto&&...) {};
+  detail::LambdaClient client(nothing, arrived, nothing);
+
+  // At one instant: deliveries, then messages reaching switches (all of them queued before any
+  // leaves), then links becoming free, then queued switch links starting; ties by transfer or
+  // link id.
+  detail::PortEngine::Options options;
+  options.model = model;
+  options.clock = "simulation";
+  options.priority = {0, 1, 2, 2, 3, 3};  // kArrive, kHop, kLinkFree, kSwitchFree, kServe
+  options.ties_by_id = true;
+  detail::PortEngine engine(topology, std::move(options), num_transfers, client);
+  for (std::size_t i = 0; i < num_transfers; ++i) {
+    const Transfer& t = transfers[i];
+    // The switch queue's tie-break is the first chunk; a transfer without chunks takes what the
+    // pool holds there (as this simulator always has).
+    const auto first = static_cast<std::size_t>(t.first_chunk);
+    engine.set_message(static_cast<std::uint32_t>(i), route_of[i], algorithm.transfer_bytes(t),
+                       first < pool.size() ? pool[first] : 0);
+    if (!leads(i)) engine.add_member(leader[i], static_cast<std::uint32_t>(i));
   }
-  if (started == num_transfers) return result;
+  route_of = {};
+  for (std::uint32_t x : by_link) engine.enqueue(x, pending[x] == 0);
+  by_link = {};
+  engine.cache_serialization(collective.chunk_bytes());
+
+  for (Group& g : groups) advance(engine, g, 0);
+  for (LinkId l = 0; l < num_links; ++l) engine.try_start(l, 0);
+  engine.run();
+  SimulationResult result;
+  result.link_busy_ps = std::move(engine.link_busy_ps());
+  result.start = std::move(engine.starts());
+  result.end = std::move(engine.ends());
+  for (Time end : result.end) result.collective_time = std::max(result.collective_time, end);
+  if (engine.started() == num_transfers) return result;
 
   // Deadlock: name the stuck queue head with the lowest index and a chunk it waits for.
   std::uint32_t stuck = std::numeric_limits<std::uint32_t>::max();
-  for (LinkId l = 0; l < num_links; ++l)
-    if (head[l] < link_offsets[l + 1]) stuck = std::min(stuck, by_link[head[l]]);
+  for (LinkId l = 0; l < num_links; ++l) stuck = std::min(stuck, engine.fifo_head(l));
   for (std::uint32_t i = 0; i < num_transfers && stuck == std::numeric_limits<std::uint32_t>::max();
        ++i)
     if (result.start[i] < 0) stuck = i;  // only reducing switches' messages are left
@@ -507,8 +414,8 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     break;
   }
   throw Error("simulate: " + describe_transfer(algorithm, stuck) + " never starts: " + why + " (" +
-              std::to_string(num_transfers - started) + " of " + std::to_string(num_transfers) +
-              " transfers never start)");
+              std::to_string(num_transfers - engine.started()) + " of " +
+              std::to_string(num_transfers) + " transfers never start)");
 }
 
 Algorithm with_simulated_times(const Algorithm& algorithm, const SimulationResult& simulated) {

@@ -2,7 +2,7 @@
 // The order in which a link leaving a switch serves the messages that reached the switch: first
 // come first served, ties by (source, destination, first chunk), never by the order the messages
 // were made in, so that a re-timed (re-sorted) schedule and a Chakra replay of it serve them
-// alike. Shared by the simulator and the Chakra replay.
+// alike. Used by the port engine (port_engine.h) for the simulator and both replays.
 #include <cstdint>
 #include <functional>
 #include <queue>
