@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../algorithm/transfer_check.h"
 #include "port_engine.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
@@ -76,32 +77,14 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
                 std::to_string(topology.npus()));
 
   // Routes (switches are devices: a message between NPUs without a direct link crosses them,
-  // store-and-forward) and chunk ids.
-  const SwitchRoutes& routes = topology.switch_routes();
+  // store-and-forward) and chunk ids, through the one transfer check.
   std::vector<std::span<const LinkId>> route_of(num_transfers);
   std::vector<LinkId> link_of(num_transfers);
   for (std::size_t i = 0; i < num_transfers; ++i) {
-    const Transfer& t = transfers[i];
-    for (DeviceId d : {t.src, t.dst})
-      if (d < 0 || d >= devices)
-        throw Error("simulate: " + describe_transfer(algorithm, i) + ": device " +
-                    std::to_string(d) + " is not in the topology (devices 0.." +
-                    std::to_string(devices - 1) + ")");
-    if (std::string error = check_switch_endpoints(topology, t); !error.empty())
-      throw Error("simulate: " + describe_transfer(algorithm, i) + ": " + error);
-    route_of[i] = t.src == t.dst ? std::span<const LinkId>{} : routes.route(t.src, t.dst);
-    if (route_of[i].empty())
-      throw Error("simulate: " + describe_transfer(algorithm, i) + ": the topology has no link " +
-                  std::to_string(t.src) + " -> " + std::to_string(t.dst) +
-                  (topology.is_switch(t.src) || topology.is_switch(t.dst)
-                       ? " (a message to or from a reducing switch takes one direct link)"
-                       : " and no path through switches"));
+    const detail::TransferCheck check = detail::check_transfer(algorithm, topology, i);
+    if (!check.ok()) throw Error("simulate: " + check.error);
+    route_of[i] = check.route;
     link_of[i] = route_of[i][0];
-    for (ChunkId c : algorithm.chunks(t))
-      if (c < 0 || c >= num_chunks)
-        throw Error("simulate: " + describe_transfer(algorithm, i) + ": chunk " +
-                    std::to_string(c) + " is not one of the collective's chunks 0.." +
-                    std::to_string(num_chunks - 1));
   }
 
   // Multicast groups: the leader (lowest index) stands for the group in its entry link's queue
