@@ -259,9 +259,10 @@ TEST(Verify, MessagesCrossSwitches) {
 
   Algorithm b(Collective::make(CollectiveKind::kAllGather, 2, 1 << 20, 1));
   b.add_transfer(2, 1, 0, t, 0);
-  EXPECT_EQ(verify_algorithm(b, topo, LinkModel::kTacos).error,
-            "transfer 0 (2 -> 1, chunk 0): messages go between NPUs; switch 2 does not reduce, so it "
-            "only forwards them (only a reducing switch holds data)");
+  EXPECT_EQ(
+      verify_algorithm(b, topo, LinkModel::kTacos).error,
+      "transfer 0 (2 -> 1, chunk 0): messages go between NPUs; switch 2 does not reduce, so it "
+      "only forwards them (only a reducing switch holds data)");
 }
 
 TEST(Verify, LargeRingIsFast) {

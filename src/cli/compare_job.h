@@ -20,7 +20,7 @@ struct CompareJob {
   SynthesisFlags flags;
   CollectiveOptions collective;
   std::string algorithms;  // empty: algorithms_for(the topology), every one it can run
-  std::string plot;  // validated here (FILE.svg), drawn by the command
+  std::string plot;        // validated here (FILE.svg), drawn by the command
 };
 
 // Everything the rows share, validated up front.
