@@ -315,6 +315,80 @@ ReductionReplay replay_partial_sums(const Algorithm& algorithm, const Topology& 
   return out;
 }
 
+// Per link, transfers by (start, index): none may start while an earlier one keeps the link busy
+// (tacos: until its end; astra: until its bytes are serialized); a message through switches
+// holds its first link for that hop's time only. A multicast group occupies its entry link
+// once: only its leader is counted there. Returns the earliest conflict, or "".
+std::string first_link_conflict(const Algorithm& algorithm, const Topology& topology,
+                                LinkModel model, const std::vector<LinkId>& link_of,
+                                const std::vector<char>& multi_hop,
+                                const std::vector<std::uint32_t>& leader,
+                                const std::vector<Time>& single_chunk_ser) {
+  const auto& transfers = algorithm.transfers();
+  const std::size_t num_transfers = transfers.size();
+  auto serialization = [&](const Transfer& t, LinkId l) {
+    return t.num_chunks == 1
+               ? single_chunk_ser[l]
+               : serialization_time(algorithm.transfer_bytes(t), topology.link(l).bandwidth_gbps);
+  };
+  std::vector<std::int64_t> link_offsets(static_cast<std::size_t>(topology.num_links()) + 1, 0);
+  std::size_t occupying = 0;
+  for (std::size_t i = 0; i < num_transfers; ++i)
+    if (leader[i] == i) {
+      ++link_offsets[link_of[i] + 1];
+      ++occupying;
+    }
+  for (LinkId l = 0; l < topology.num_links(); ++l) link_offsets[l + 1] += link_offsets[l];
+  // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
+  std::vector<std::pair<Time, std::uint32_t>> by_link(occupying);
+  {
+    std::vector<std::int64_t> fill(link_offsets.begin(), link_offsets.end() - 1);
+    for (std::size_t i = 0; i < num_transfers; ++i)
+      if (leader[i] == i)
+        by_link[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
+  }
+  auto busy_until = [&](std::uint32_t i) {
+    const Transfer& t = transfers[i];
+    const LinkId l = link_of[i];
+    if (multi_hop[i])
+      return t.start + link_busy_time(model, topology.link(l).latency_ps, serialization(t, l));
+    if (model == LinkModel::kTacos) return t.end;
+    return t.start + serialization(t, l);
+  };
+  bool conflict = false;
+  Time conflict_time = 0;
+  std::string conflict_error;
+  for (LinkId l = 0; l < topology.num_links(); ++l) {
+    const auto begin = by_link.begin() + link_offsets[l];
+    const auto end = by_link.begin() + link_offsets[l + 1];
+    if (!std::is_sorted(begin, end)) std::sort(begin, end);
+    Time busy = std::numeric_limits<Time>::min();
+    std::uint32_t holder = 0;
+    for (auto it = begin; it != end; ++it) {
+      const std::uint32_t i = it->second;
+      const Transfer& t = transfers[i];
+      if (t.start < busy) {
+        if (!conflict || t.start < conflict_time) {
+          conflict = true;
+          conflict_time = t.start;
+          conflict_error = "link " + link_name(topology, l) +
+                           " carries two transfers at once: " + describe_transfer(algorithm, i) +
+                           " starts at " + us(t.start) + " while " +
+                           describe_transfer(algorithm, holder) + " keeps it busy until " +
+                           us(busy);
+        }
+        break;
+      }
+      const Time until = busy_until(i);
+      if (until > busy) {
+        busy = until;
+        holder = i;
+      }
+    }
+  }
+  return conflict ? conflict_error : std::string();
+}
+
 }  // namespace
 
 std::string describe_device(const Topology& topology, DeviceId device) {
@@ -506,65 +580,11 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
   if (!causal_error.empty()) return fail(causal_error);
   by_chunk = {};
 
-  // 3. Per link, transfers by (start, index): none may start while an earlier one keeps the
-  // link busy (tacos: until its end; astra: until its bytes are serialized).
-  // A multicast group occupies its entry link once: only its leader is counted there.
-  std::vector<std::int64_t> link_offsets(static_cast<std::size_t>(topology.num_links()) + 1, 0);
-  std::size_t occupying = 0;
-  for (std::size_t i = 0; i < num_transfers; ++i)
-    if (leader[i] == i) {
-      ++link_offsets[link_of[i] + 1];
-      ++occupying;
-    }
-  for (LinkId l = 0; l < topology.num_links(); ++l) link_offsets[l + 1] += link_offsets[l];
-  // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
-  std::vector<std::pair<Time, std::uint32_t>> by_link(occupying);
-  {
-    std::vector<std::int64_t> fill(link_offsets.begin(), link_offsets.end() - 1);
-    for (std::size_t i = 0; i < num_transfers; ++i)
-      if (leader[i] == i)
-        by_link[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
-  }
-  auto busy_until = [&](std::uint32_t i) {
-    const Transfer& t = transfers[i];
-    const LinkId l = link_of[i];
-    if (multi_hop[i])
-      return t.start + link_busy_time(model, topology.link(l).latency_ps, serialization(t, l));
-    if (model == LinkModel::kTacos) return t.end;
-    return t.start + serialization(t, l);
-  };
-  bool conflict = false;
-  Time conflict_time = 0;
-  std::string conflict_error;
-  for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const auto begin = by_link.begin() + link_offsets[l];
-    const auto end = by_link.begin() + link_offsets[l + 1];
-    if (!std::is_sorted(begin, end)) std::sort(begin, end);
-    Time busy = std::numeric_limits<Time>::min();
-    std::uint32_t holder = 0;
-    for (auto it = begin; it != end; ++it) {
-      const std::uint32_t i = it->second;
-      const Transfer& t = transfers[i];
-      if (t.start < busy) {
-        if (!conflict || t.start < conflict_time) {
-          conflict = true;
-          conflict_time = t.start;
-          conflict_error = "link " + link_name(topology, l) +
-                           " carries two transfers at once: " + describe_transfer(algorithm, i) +
-                           " starts at " + us(t.start) + " while " +
-                           describe_transfer(algorithm, holder) + " keeps it busy until " +
-                           us(busy);
-        }
-        break;
-      }
-      const Time until = busy_until(i);
-      if (until > busy) {
-        busy = until;
-        holder = i;
-      }
-    }
-  }
-  if (conflict) return fail(conflict_error);
+  // 3. Link occupancy.
+  if (std::string conflict = first_link_conflict(algorithm, topology, model, link_of, multi_hop,
+                                                 leader, single_chunk_ser);
+      !conflict.empty())
+    return fail(conflict);
   if (!missing_error.empty()) return fail(missing_error);
 
   result.ok = true;
