@@ -47,30 +47,28 @@ Topology::Topology(int npus, int switches, std::vector<Link> links, std::string 
   for (LinkId id = 0; id < num_links(); ++id) in_index_[fill[links_[id].dst]++] = id;
 }
 
-void Topology::set_multicast(DeviceId d, bool multicast) {
+void Topology::set_switch_flag(std::vector<char>& flags, DeviceId d, bool on,
+                               const char* capability) {
   if (!is_switch(d) || d >= devices())
-    throw Error("topology: device " + std::to_string(d) +
-                " is not a switch; only switches can be multicast");
-  if (multicast_.empty()) {
-    if (!multicast) return;
-    multicast_.assign(switches_, 0);
+    throw Error("topology: device " + std::to_string(d) + " is not a switch; only switches can " +
+                capability);
+  if (flags.empty()) {
+    if (!on) return;
+    flags.assign(switches_, 0);
   }
-  multicast_[d - npus_] = multicast ? 1 : 0;
+  flags[d - npus_] = on ? 1 : 0;
+}
+
+void Topology::set_multicast(DeviceId d, bool multicast) {
+  set_switch_flag(multicast_, d, multicast, "be multicast");
+}
+
+void Topology::set_reducing(DeviceId d, bool reducing) {
+  set_switch_flag(reducing_, d, reducing, "reduce");
 }
 
 int Topology::multicast_switches() const {
   return static_cast<int>(std::count(multicast_.begin(), multicast_.end(), 1));
-}
-
-void Topology::set_reducing(DeviceId d, bool reducing) {
-  if (!is_switch(d) || d >= devices())
-    throw Error("topology: device " + std::to_string(d) +
-                " is not a switch; only switches can reduce");
-  if (reducing_.empty()) {
-    if (!reducing) return;
-    reducing_.assign(switches_, 0);
-  }
-  reducing_[d - npus_] = reducing ? 1 : 0;
 }
 
 int Topology::reducing_switches() const {

@@ -102,6 +102,9 @@ class Topology {
   void require_strongly_connected() const;
 
  private:
+  // Sets one switch's entry of a per-switch capability list (allocated on first use).
+  void set_switch_flag(std::vector<char>& flags, DeviceId d, bool on, const char* capability);
+
   int npus_ = 0;
   int switches_ = 0;
   std::string name_;
