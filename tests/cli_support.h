@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
+#include "tacos/common/error.h"
 #include "test_temp_dir.h"
 
 namespace tacos_test {
@@ -61,6 +63,16 @@ inline RunResult run_tacos_in(const fs::path& dir, const std::string& args) {
 }
 
 inline RunResult run_tacos(const std::string& args) { return run_tacos_in({}, args); }
+
+// What `f` throws as a tacos::Error ("(no error)" when it throws nothing).
+inline std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tacos::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // Every ctest process of the suite writes the parameter files at start-up: write a private
 // copy and rename it into place, so no process ever reads a half-written file.

@@ -47,14 +47,7 @@ SynthesisResult run(const Topology& topology, CollectiveKind kind, Bytes size, i
   return synthesize_tacos(topology, Collective::make(kind, topology.npus(), size, k), options);
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using tacos_test::message_of;
 
 // 1 MiB over one 50 GB/s (2^30 B/s) port: 19.53125 us; every port has 0.5 us latency.
 constexpr Time kSer1MiB = 19'531'250;

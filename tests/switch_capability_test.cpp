@@ -26,14 +26,7 @@ namespace fs = std::filesystem;
 
 Topology gen(const std::string& spec) { return generate_topology(spec, LinkParams{}); }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using tacos_test::message_of;
 
 // Which switches multicast and reduce, as "m" / "r" / "mr" / "-" per switch.
 std::string flags(const Topology& t) {

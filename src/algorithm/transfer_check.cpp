@@ -12,6 +12,17 @@ TransferCheck problem(const Algorithm& algorithm, std::size_t index, const std::
   return TransferCheck{{}, describe_transfer(algorithm, index) + what};
 }
 
+// "" when the transfer's endpoints may send and receive data: NPUs, and reducing switches
+// (Topology::is_reducing: they hold partial sums and copies, docs/design.md "Switch fabrics");
+// otherwise why not (one line, without the transfer's name).
+std::string check_switch_endpoints(const Topology& topology, const Transfer& t) {
+  for (DeviceId d : {t.src, t.dst})
+    if (topology.is_switch(d) && !topology.is_reducing(d))
+      return "messages go between NPUs; " + describe_device(topology, d) +
+             " does not reduce, so it only forwards them (only a reducing switch holds data)";
+  return {};
+}
+
 }  // namespace
 
 TransferCheck check_transfer(const Algorithm& algorithm, const Topology& topology,

@@ -395,14 +395,6 @@ std::string describe_device(const Topology& topology, DeviceId device) {
   return (topology.is_switch(device) ? "switch " : "NPU ") + std::to_string(device);
 }
 
-std::string check_switch_endpoints(const Topology& topology, const Transfer& t) {
-  for (DeviceId d : {t.src, t.dst})
-    if (topology.is_switch(d) && !topology.is_reducing(d))
-      return "messages go between NPUs; " + describe_device(topology, d) +
-             " does not reduce, so it only forwards them (only a reducing switch holds data)";
-  return {};
-}
-
 std::string describe_transfer(const Algorithm& algorithm, std::size_t index) {
   const Transfer& t = algorithm.transfers()[index];
   const auto chunks = algorithm.chunks(t);

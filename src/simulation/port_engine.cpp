@@ -93,7 +93,10 @@ void PortEngine::send(std::uint32_t msg, Time now) {
     begin(msg, now);
     return;
   }
-  const LinkId link = route_[msg][hop_[msg]];
+  queue_ready(msg, route_[msg][hop_[msg]], now);
+}
+
+void PortEngine::queue_ready(std::uint32_t msg, LinkId link, Time now) {
   ready_[msg] = 1;
   append(link, msg);
   if (options_.start_at_event)
@@ -175,12 +178,7 @@ void PortEngine::reach(std::uint32_t msg, Time now) {
 void PortEngine::queue_next(std::uint32_t msg, Time now) {
   const LinkId l = route_[msg][++hop_[msg]];
   if (!from_switch_[l]) {  // through an NPU (the Chakra replay's fewest-hop paths)
-    ready_[msg] = 1;
-    append(l, msg);
-    if (options_.start_at_event)
-      post(now, kStart, static_cast<std::uint32_t>(l));
-    else
-      try_start(l, now);
+    queue_ready(msg, l, now);
     return;
   }
   queue_at_switch(msg, l, now);

@@ -137,6 +137,8 @@ class PortEngine {
   };
 
   void append(LinkId link, std::uint32_t msg);
+  // A ready message joins an NPU port's FIFO, which starts now or at the instant's kStart.
+  void queue_ready(std::uint32_t msg, LinkId link, Time now);
   void begin(std::uint32_t msg, Time now);
   void cross(std::uint32_t msg, Time now);
   void cross_route(std::uint32_t msg, Time now);

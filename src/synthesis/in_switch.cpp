@@ -28,7 +28,7 @@ class SlotPlan {
     algorithm_.link_model = model;
   }
   void send(DeviceId from, DeviceId to, Time slot, ChunkId chunk, bool reduce) {
-    algorithm_.add_transfer(from, to, slot, slot + 1, chunk, reduce);
+    send_at(from, to, slot, slot + 1, chunk, reduce);
   }
   // Estimated times: they order each port's queue; the simulator takes the real ones.
   void send_at(DeviceId from, DeviceId to, Time start, Time end, ChunkId chunk, bool reduce) {
@@ -300,17 +300,8 @@ Algorithm fastest_domains_all_reduce(const Topology& topology, const Collective&
 
 std::optional<DeviceId> shared_reducing_switch(const Topology& topology,
                                                const Collective& collective) {
-  for (DeviceId s = topology.npus(); s < topology.devices(); ++s) {
-    if (!topology.is_reducing(s)) continue;
-    bool joined = true;
-    for (NpuId m : collective.members())
-      if (topology.find_link(m, s) < 0 || topology.find_link(s, m) < 0) {
-        joined = false;
-        break;
-      }
-    if (joined) return s;
-  }
-  return std::nullopt;
+  const DeviceId s = reducing_switch_of(topology, collective.members());
+  return s >= 0 ? std::optional<DeviceId>(s) : std::nullopt;
 }
 
 std::optional<Algorithm> in_switch_plan(const Topology& topology, const Collective& collective,

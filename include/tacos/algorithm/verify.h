@@ -59,11 +59,6 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
 std::string check_multicast_groups(const Algorithm& algorithm, const Topology& topology,
                                    std::vector<std::uint32_t>& leader);
 
-// "" when the transfer's endpoints may send and receive data: NPUs, and reducing switches
-// (Topology::is_reducing: they hold partial sums and copies, docs/design.md "Switch fabrics");
-// otherwise why not (one line, without the transfer's name).
-std::string check_switch_endpoints(const Topology& topology, const Transfer& t);
-
 // "NPU 3" or "switch 9" (devices past the topology's NPUs are switches).
 std::string describe_device(const Topology& topology, DeviceId device);
 // "transfer 17 (3 -> 4, chunk 5)", "transfer 2 (0 -> 1, chunks 4, 5)", long lists shortened.
