@@ -216,10 +216,7 @@ py::object compare(const NativeTopology& topology, const CollectiveArgs& args,
   nlohmann::ordered_json out;
   {
     py::gil_scoped_release release;
-    const cli::ComparePlan plan = cli::plan_compare(job, *topology.full);
-    nlohmann::ordered_json results = nlohmann::ordered_json::array();
-    for (const cli::CompareRow& row : cli::compare_rows(job, plan)) results.push_back(row.json);
-    out = cli::compare_json(*topology.full, plan, results);
+    out = cli::run_compare(job, *topology.full).json;
   }
   return to_python(out);
 }

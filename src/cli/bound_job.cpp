@@ -20,17 +20,11 @@ BoundOutcome run_bound(const BoundJob& job, const Topology& full) {
   const Bytes bytes = parse_size(job.size);
   const std::vector<NpuId> members =
       job.npus.empty() ? std::vector<NpuId>{} : parse_npu_list(job.npus);
-  BoundOutcome o;
-  o.collective = Collective::make(kind, full.npus(), bytes, job.flags.chunks(), members, job.root);
-  o.bound = compute_lower_bound(full, o.collective);
-  // It holds under the tacos link model, for switches timed as devices.
-  if (job.flags.model() != LinkModel::kTacos || job.topology.unwound())
-    o.bound.store_and_forward_bound_us = 0;
-  o.algbw_at_bound_gbps =
-      o.bound.bandwidth_bound_us > 0
-          ? static_cast<double>(bytes) / kNcclBytesPerGB / (o.bound.bandwidth_bound_us * 1e-6)
-          : 0.0;
-  o.busbw_at_bound_gbps = o.algbw_at_bound_gbps * bus_factor(kind, o.collective.num_members());
+  BoundOutcome o{
+      report_bound(
+          full, Collective::make(kind, full.npus(), bytes, job.flags.chunks(), members, job.root),
+          job.flags.model(), job.topology.unwound()),
+      {}};
   nlohmann::ordered_json& out = o.json;
   out["topology"] = full.name();
   out["npus"] = full.npus();

@@ -1,10 +1,11 @@
 #pragma once
-// One `tacos bound` run as a function, shared by the command line and the Python module.
+// One `tacos bound` run: the flags turned into the library's report_bound
+// (tacos/synthesis/report.h), shared by the command line and the Python module.
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "common_options.h"
-#include "tacos/bounds/lower_bound.h"
+#include "tacos/synthesis/report.h"
 
 namespace tacos::cli {
 
@@ -18,13 +19,9 @@ struct BoundJob {
   std::string size = "64MiB";
 };
 
-struct BoundOutcome {
-  Collective collective;
-  LowerBound bound;
-  // nccl-tests' units (report.h): GB/s of 1e9 B/s; 0 when the bandwidth bound is 0.
-  double algbw_at_bound_gbps = 0;  // size / bandwidth bound
-  double busbw_at_bound_gbps = 0;  // algbw x the collective's bus factor
-  nlohmann::ordered_json json;     // what `tacos bound --json` prints
+// The library's report (tacos/synthesis/report.h) and its --json object.
+struct BoundOutcome : BoundReport {
+  nlohmann::ordered_json json;  // what `tacos bound --json` prints
 };
 
 // The flag checks run_bound starts with (same messages as the command line).

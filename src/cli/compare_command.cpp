@@ -23,35 +23,37 @@ struct CompareCommand {
 
   void run() const {
     const Topology full = job.topology.load();
-    const ComparePlan plan = plan_compare(job, full);
-    const Collective& coll = plan.collective;
-    const std::optional<LowerBound>& bound = plan.bound;
+    const CompareOutcome outcome = run_compare(job, full);
+    const Comparison& comparison = outcome.comparison;
+    const Collective& coll = comparison.collective;
+    const std::optional<LowerBound>& bound = comparison.bound;
     const std::string& plot = job.plot;
-    nlohmann::ordered_json results = nlohmann::ordered_json::array();
     std::vector<std::pair<std::string, double>> bars;
     if (!json)
       std::printf("%s on %s (%d NPUs), %s, link model %s\n", to_string(coll.kind()).c_str(),
-                  full.name().c_str(), plan.network.npus(), format_bytes(coll.size()).c_str(),
-                  to_string(plan.options.link_model).c_str());
+                  full.name().c_str(), outcome.network.npus(), format_bytes(coll.size()).c_str(),
+                  to_string(outcome.link_model).c_str());
     if (!json && bound)
       std::printf("lower bound %.6g us (latency %.6g us, bandwidth %.6g us)\n",
                   bound->lower_bound_us, bound->latency_bound_us, bound->bandwidth_bound_us);
-    if (!json && bound && plan.options.link_model == LinkModel::kTacos &&
+    if (!json && bound && outcome.link_model == LinkModel::kTacos &&
         bound->store_and_forward_bound_us > 0)
       std::printf(
-          "store-and-forward bound %.6g us (tacos link model: whole messages through "
-          "switches; in --json)\n",
-          bound->store_and_forward_bound_us);
+          "store-and-forward bound %.6g us (tacos link model: whole messages through switches; "
+          "%s)\n",
+          bound->store_and_forward_bound_us,
+          bound->store_and_forward_bound_us > bound->lower_bound_us
+              ? "the larger bound: 'vs bound' is against it"
+              : "below the lower bound, so it does not bind");
     if (!json) std::printf("algbw and busbw in GB/s of 1e9 B/s, as nccl-tests reports them\n\n");
     if (!json)
       std::printf("%-13s %5s %14s %8s %8s %9s %13s  %s\n", "algorithm", "K", "time (us)", "algbw",
                   "busbw", "vs bound", "synthesis (s)", "verified");
     std::string portfolio_note;
-    for (const CompareRow& row : compare_rows(job, plan)) {
+    for (const ComparisonRow& row : comparison.rows) {
       const std::string& name = row.run.name;
-      const AlgorithmRun& run = row.run;
+      const SynthesisRun& run = row.run;
       const Report& report = row.report;
-      results.push_back(row.json);
       if (run.skipped_reason) {
         bars.emplace_back(name, std::nan(""));
         if (!json)
@@ -69,13 +71,14 @@ struct CompareCommand {
         portfolio_note =
             "tacos: the TACOS greedy alone (portfolio not run: " + run.portfolio_skipped + ")\n";
       if (!json)
-        std::printf(
-            "%-13s %5d %14s %8.2f %8.2f %9s %13.3f  %s\n", name.c_str(),
-            run.result.algorithm.collective().chunks_per_npu(),
-            format_micros(run.result.collective_time).c_str(), report.algbw_gbps, report.busbw_gbps,
-            report.bound_ratio ? (std::to_string(*report.bound_ratio).substr(0, 5) + "x").c_str()
-                               : "-",
-            run.result.seconds, run.verified && *run.verified ? "yes" : "no");
+        std::printf("%-13s %5d %14s %8.2f %8.2f %9s %13.3f  %s\n", name.c_str(),
+                    run.result.algorithm.collective().chunks_per_npu(),
+                    format_micros(run.result.collective_time).c_str(), report.algbw_gbps,
+                    report.busbw_gbps,
+                    report.binding_ratio
+                        ? (std::to_string(*report.binding_ratio).substr(0, 5) + "x").c_str()
+                        : "-",
+                    run.result.seconds, run.verified && *run.verified ? "yes" : "no");
     }
     if (!json && !portfolio_note.empty()) std::printf("\n%s", portfolio_note.c_str());
     if (!plot.empty())
@@ -87,7 +90,7 @@ struct CompareCommand {
                                           BarChartMark{"lower bound", bound->lower_bound_us})
                                     : std::nullopt));
     if (json) {
-      std::cout << json_text(compare_json(full, plan, results)) << std::endl;
+      std::cout << json_text(outcome.json) << std::endl;
     } else if (!plot.empty()) {
       std::printf("\nwrote %s\n", plot.c_str());
     }

@@ -1,17 +1,16 @@
 #pragma once
-// One `tacos compare` run as functions: the command line and the Python module both call them,
-// so `tacos.compare(...)` returns exactly the rows `tacos compare --json` prints.
-#include <map>
+// One `tacos compare` run: the flags turned into the library's CompareRequest
+// (tacos/synthesis/compare.h), and its rows as `--json` prints them. The command line and the
+// Python module both call run_compare, so `tacos.compare(...)` returns exactly what
+// `tacos compare --json` prints.
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "algorithm_runner.h"
 #include "collective_options.h"
 #include "common_options.h"
 #include "report.h"
-#include "tacos/bounds/lower_bound.h"
+#include "tacos/synthesis/compare.h"
 
 namespace tacos::cli {
 
@@ -23,33 +22,15 @@ struct CompareJob {
   std::string plot;        // validated here (FILE.svg), drawn by the command
 };
 
-// Everything the rows share, validated up front.
-struct ComparePlan {
-  Topology network;
-  Collective collective;
-  std::vector<std::string> names;
-  SynthesisOptions options;
-  std::optional<LowerBound> bound;
+struct CompareOutcome {
+  Topology network;  // what the algorithms ran on
+  LinkModel link_model = LinkModel::kTacos;
+  Comparison comparison;
+  nlohmann::ordered_json json;  // the object `tacos compare --json` prints
 };
 
-struct CompareRow {
-  AlgorithmRun run;  // collective_time re-timed by the simulator; unset when skipped
-  Report report;
-  nlohmann::ordered_json json;  // one element of --json's "results"
-};
-
-ComparePlan plan_compare(const CompareJob& job, const Topology& full);
-// Runs one algorithm and times it with the same simulator and link model as every other row.
-// The tacos row runs the portfolio (algorithm_runner.h) unless --portfolio off, taking the
-// baseline runs in `known` instead of building them again.
-CompareRow compare_row(const CompareJob& job, const ComparePlan& plan, const std::string& name,
-                       const KnownRuns* known = nullptr);
-// Every row of plan.names, in that order. The baseline rows run first, so the tacos row's
-// portfolio reuses them (same options and K, or the same K search) rather than building them
-// twice.
-std::vector<CompareRow> compare_rows(const CompareJob& job, const ComparePlan& plan);
-// The object `tacos compare --json` prints.
-nlohmann::ordered_json compare_json(const Topology& full, const ComparePlan& plan,
-                                    const nlohmann::ordered_json& results);
+// Validates every flag (same messages as the command line) before any algorithm runs, then runs
+// the library's compare() on `full` and builds the --json object.
+CompareOutcome run_compare(const CompareJob& job, const Topology& full);
 
 }  // namespace tacos::cli

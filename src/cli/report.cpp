@@ -29,7 +29,8 @@ const std::vector<std::string>& synthesize_keys() {
       "topology npus links collective npus_in_collective root all_reduce_mode size_bytes "
       "chunks_per_npu chunk_bytes algorithm portfolio_winner portfolio_skipped link_model seed "
       "trials collective_time_us greedy_time_us algbw_gbps busbw_gbps lower_bound_us bound_ratio "
-      "store_and_forward_bound_us store_and_forward_ratio transfers wasted_transfers verified "
+      "store_and_forward_bound_us store_and_forward_ratio binding_bound binding_bound_us "
+      "binding_ratio transfers wasted_transfers verified "
       "synthesis_seconds peak_memory_mib out astra_sim chakra_replay msccl_replay");
   return keys;
 }
@@ -37,7 +38,9 @@ const std::vector<std::string>& synthesize_keys() {
 const std::vector<std::string>& compare_row_keys() {
   static const std::vector<std::string> keys = words(
       "algorithm chunks_per_npu collective_time_us algbw_gbps busbw_gbps lower_bound_us "
-      "bound_ratio store_and_forward_bound_us store_and_forward_ratio verified synthesis_seconds "
+      "bound_ratio store_and_forward_bound_us store_and_forward_ratio binding_bound "
+      "binding_bound_us "
+      "binding_ratio verified synthesis_seconds "
       "skipped_reason portfolio_winner greedy_time_us");
   return keys;
 }
@@ -49,6 +52,11 @@ void put_report(KeyedJson& json, const Report& report) {
   json["bound_ratio"] = json_or_null(report.bound_ratio);
   json["store_and_forward_bound_us"] = json_or_null(report.store_and_forward_bound_us);
   json["store_and_forward_ratio"] = json_or_null(report.store_and_forward_ratio);
+  json["binding_bound"] = report.binding == BindingBound::kNone
+                              ? nlohmann::ordered_json()
+                              : nlohmann::ordered_json(to_string(report.binding));
+  json["binding_bound_us"] = json_or_null(report.binding_bound_us);
+  json["binding_ratio"] = json_or_null(report.binding_ratio);
 }
 
 nlohmann::ordered_json& KeyedJson::operator[](const std::string& key) {
@@ -58,59 +66,6 @@ nlohmann::ordered_json& KeyedJson::operator[](const std::string& key) {
     throw Error("internal error: report key '" + key + "' is not in its list or out of order");
   next_ = i + 1;
   return object_[key];
-}
-
-std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topology& network,
-                                              const Collective& collective) {
-  if (full.npus() > kBoundNpuLimit) return std::nullopt;
-  LowerBound bound = compute_lower_bound(full, collective);
-  if (network.switches() == 0) bound.store_and_forward_bound_us = 0;
-  return bound;
-}
-
-double bus_factor(CollectiveKind kind, int ranks) {
-  const double n = ranks;
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return 2 * (n - 1) / n;
-    case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllToAll:
-    case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      return (n - 1) / n;
-    case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce:
-      return 1;
-  }
-  return 1;
-}
-
-double algbw_gbps(Bytes size, Time time) {
-  if (time <= 0) return 0;
-  return static_cast<double>(size) / kNcclBytesPerGB / (static_cast<double>(time) * 1e-12);
-}
-
-Report make_report(const AlgorithmRun& run, const Collective& collective,
-                   const std::optional<LowerBound>& bound) {
-  return make_report(run.result.collective_time, collective, bound,
-                     run.result.algorithm.link_model);
-}
-
-Report make_report(Time time, const Collective& collective, const std::optional<LowerBound>& bound,
-                   LinkModel model) {
-  Report report;
-  report.algbw_gbps = algbw_gbps(collective.size(), time);
-  report.busbw_gbps = report.algbw_gbps * bus_factor(collective.kind(), collective.num_members());
-  if (bound) {
-    report.lower_bound_us = bound->lower_bound_us;
-    if (bound->lower_bound_us > 0) report.bound_ratio = to_micros(time) / bound->lower_bound_us;
-    if (model == LinkModel::kTacos && bound->store_and_forward_bound_us > 0) {
-      report.store_and_forward_bound_us = bound->store_and_forward_bound_us;
-      report.store_and_forward_ratio = to_micros(time) / bound->store_and_forward_bound_us;
-    }
-  }
-  return report;
 }
 
 double peak_memory_mib() {

@@ -1,5 +1,5 @@
 #pragma once
-// Numbers every command reports about a run: algorithm bandwidth and distance to the bound.
+// How the commands print a run's report (tacos/synthesis/report.h): its JSON keys.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -7,44 +7,9 @@
 
 #include "algorithm_runner.h"
 #include "tacos/bounds/lower_bound.h"
+#include "tacos/synthesis/report.h"
 
 namespace tacos::cli {
-
-// Bandwidths in nccl-tests' convention (its doc/PERFORMANCE.md and src/*.cu GetBw): GB/s meaning
-// 1e9 B/s, algbw = the collective's size / time (tacos's --size is the buffer nccl-tests counts:
-// the output for All-Gather and Gather, the input for Reduce-Scatter, Scatter and All-to-All),
-// busbw = algbw x the collective's bus factor. Link bandwidths given as input stay in 2^30 B/s
-// (ASTRA-sim's convention).
-inline constexpr double kNcclBytesPerGB = 1e9;
-
-// nccl-tests' bus factor for n ranks: All-Reduce 2(n-1)/n; Reduce-Scatter, All-Gather,
-// All-to-All, Gather, Scatter (n-1)/n; Broadcast, Reduce 1.
-double bus_factor(CollectiveKind kind, int ranks);
-// size / time in 1e9 B/s; 0 when time is not positive.
-double algbw_gbps(Bytes size, Time time);
-
-struct Report {
-  double algbw_gbps = 0;  // size / collective time, GB/s (1e9 B/s, nccl-tests)
-  double busbw_gbps = 0;  // algbw x bus_factor, GB/s (1e9 B/s, nccl-tests)
-  std::optional<double> lower_bound_us;
-  std::optional<double> bound_ratio;  // collective time / lower bound
-  // Under the tacos link model where it applies (LowerBound::store_and_forward_bound_us).
-  std::optional<double> store_and_forward_bound_us;
-  std::optional<double> store_and_forward_ratio;  // collective time / that bound
-};
-
-// The exact cut bound costs max-flows; beyond kBoundNpuLimit NPUs only `tacos bound` runs it.
-inline constexpr int kBoundNpuLimit = 4096;
-// `network`: what the run is timed on; the store-and-forward bound is dropped when it has no
-// switch devices (--switch-model unwind: direct links forward nothing).
-std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topology& network,
-                                              const Collective& collective);
-
-Report make_report(const AlgorithmRun& run, const Collective& collective,
-                   const std::optional<LowerBound>& bound);
-// `model`: the store-and-forward bound is reported under the tacos link model only.
-Report make_report(Time collective_time, const Collective& collective,
-                   const std::optional<LowerBound>& bound, LinkModel model);
 
 double peak_memory_mib();
 
@@ -79,7 +44,8 @@ class KeyedJson {
 };
 
 // The report's numbers under their keys: algbw_gbps, busbw_gbps, lower_bound_us, bound_ratio,
-// store_and_forward_bound_us, store_and_forward_ratio (in both key lists, in that order).
+// store_and_forward_bound_us, store_and_forward_ratio, binding_bound, binding_bound_us,
+// binding_ratio (in both key lists, in that order).
 void put_report(KeyedJson& json, const Report& report);
 
 inline nlohmann::ordered_json json_or_null(const std::optional<double>& value) {

@@ -64,13 +64,17 @@ struct SynthesizeCommand {
     }
     std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n", report.algbw_gbps,
                 report.busbw_gbps);
-    if (report.lower_bound_us)
-      std::printf("  lower bound      %.6g us (time = %.3f x bound)\n", *report.lower_bound_us,
-                  *report.bound_ratio);
+    // With both bounds shown, the larger one is named: it is the one the time is judged by.
+    const bool both = report.lower_bound_us && report.store_and_forward_bound_us;
+    const bool sf_binds = report.binding == BindingBound::kStoreAndForward;
+    if (report.lower_bound_us && report.bound_ratio)
+      std::printf("  lower bound      %.6g us (time = %.3f x bound%s)\n", *report.lower_bound_us,
+                  *report.bound_ratio, both && !sf_binds ? "; the larger bound" : "");
     if (report.store_and_forward_bound_us)
       std::printf(
-          "  s&f bound        %.6g us (time = %.3f x; store-and-forward, tacos link model)\n",
-          *report.store_and_forward_bound_us, *report.store_and_forward_ratio);
+          "  s&f bound        %.6g us (time = %.3f x; store-and-forward, tacos link model%s)\n",
+          *report.store_and_forward_bound_us, *report.store_and_forward_ratio,
+          sf_binds ? "; the larger bound" : "; below the lower bound");
     std::printf("  transfers        %lld (%s)\n", static_cast<long long>(run.result.transfers),
                 run.verified ? "verified" : "not kept: --time-only");
     if (algorithm == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")
