@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/group_by.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
@@ -331,22 +332,14 @@ std::string first_link_conflict(const Algorithm& algorithm, const Topology& topo
                ? single_chunk_ser[l]
                : serialization_time(algorithm.transfer_bytes(t), topology.link(l).bandwidth_gbps);
   };
-  std::vector<std::int64_t> link_offsets(static_cast<std::size_t>(topology.num_links()) + 1, 0);
-  std::size_t occupying = 0;
-  for (std::size_t i = 0; i < num_transfers; ++i)
-    if (leader[i] == i) {
-      ++link_offsets[link_of[i] + 1];
-      ++occupying;
-    }
-  for (LinkId l = 0; l < topology.num_links(); ++l) link_offsets[l + 1] += link_offsets[l];
-  // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
-  std::vector<std::pair<Time, std::uint32_t>> by_link(occupying);
-  {
-    std::vector<std::int64_t> fill(link_offsets.begin(), link_offsets.end() - 1);
-    for (std::size_t i = 0; i < num_transfers; ++i)
-      if (leader[i] == i)
-        by_link[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
-  }
+  // Occupying transfers by link as (start, index) pairs, so that sorting reads memory in
+  // sequence; usually already sorted.
+  auto occupancy = detail::group_by<std::int64_t, std::pair<Time, std::uint32_t>>(
+      static_cast<std::size_t>(topology.num_links()), num_transfers,
+      [&](std::size_t i, auto&& emit) {
+        if (leader[i] == i)
+          emit(link_of[i], std::pair{transfers[i].start, static_cast<std::uint32_t>(i)});
+      });
   auto busy_until = [&](std::uint32_t i) {
     const Transfer& t = transfers[i];
     const LinkId l = link_of[i];
@@ -359,8 +352,9 @@ std::string first_link_conflict(const Algorithm& algorithm, const Topology& topo
   Time conflict_time = 0;
   std::string conflict_error;
   for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const auto begin = by_link.begin() + link_offsets[l];
-    const auto end = by_link.begin() + link_offsets[l + 1];
+    const auto group = occupancy[static_cast<std::size_t>(l)];
+    const auto begin = group.begin();
+    const auto end = group.end();
     if (!std::is_sorted(begin, end)) std::sort(begin, end);
     Time busy = std::numeric_limits<Time>::min();
     std::uint32_t holder = 0;
@@ -543,21 +537,20 @@ VerifyResult verify_algorithm(const Algorithm& algorithm, const Topology& topolo
     return fail(error);
 
   // 2. Per chunk: the transfers carrying it, in index order.
-  std::vector<std::int64_t> chunk_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
-  for (const Transfer& t : transfers)
-    for (ChunkId c : algorithm.chunks(t)) ++chunk_offsets[c + 1];
-  for (int c = 0; c < num_chunks; ++c) chunk_offsets[c + 1] += chunk_offsets[c];
-  std::vector<std::uint32_t> by_chunk(static_cast<std::size_t>(chunk_offsets[num_chunks]));
-  {
-    std::vector<std::int64_t> fill(chunk_offsets.begin(), chunk_offsets.end() - 1);
-    for (std::size_t i = 0; i < num_transfers; ++i)
-      for (ChunkId c : algorithm.chunks(transfers[i])) {
-        if (fill[c] > chunk_offsets[c] && by_chunk[fill[c] - 1] == i)
-          return fail(describe_transfer(algorithm, i) + " carries chunk " + std::to_string(c) +
-                      " twice");
-        by_chunk[fill[c]++] = static_cast<std::uint32_t>(i);
-      }
+  auto chunk_transfers = detail::group_by<std::int64_t, std::uint32_t>(
+      static_cast<std::size_t>(num_chunks), num_transfers, [&](std::size_t i, auto&& emit) {
+        for (ChunkId c : algorithm.chunks(transfers[i])) emit(c, static_cast<std::uint32_t>(i));
+      });
+  // A transfer listing a chunk twice files it twice in a row under that chunk.
+  for (std::size_t c = 0; c < chunk_transfers.keys(); ++c) {
+    const auto group = chunk_transfers[c];
+    const auto twice = std::adjacent_find(group.begin(), group.end());
+    if (twice != group.end())
+      return fail(describe_transfer(algorithm, *twice) + " carries chunk " + std::to_string(c) +
+                  " twice");
   }
+  const std::vector<std::int64_t>& chunk_offsets = chunk_transfers.offsets;
+  std::vector<std::uint32_t>& by_chunk = chunk_transfers.values;  // freed after its use
 
   // Causality and postconditions, one chunk at a time.
   std::string causal_error;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../common/group_by.h"
 #include "../simulation/port_engine.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -75,25 +76,21 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
 
   // Dependencies: children in CSR, pending counts.
   std::vector<std::uint32_t> pending(total, 0);
-  std::vector<std::uint32_t> child_offset(total + 1, 0);
   for (int r = 0; r < npus; ++r)
     for (std::uint32_t i = 0; i < trace.ranks[r].nodes.size(); ++i) {
       const EtNode& n = trace.ranks[r].nodes[i];
       pending[offset[r] + i] = static_cast<std::uint32_t>(n.data_deps.size() + n.ctrl_deps.size());
-      for (const auto* deps : {&n.data_deps, &n.ctrl_deps})
-        for (std::uint32_t p : *deps) ++child_offset[offset[r] + p + 1];
     }
-  for (std::uint32_t g = 0; g < total; ++g) child_offset[g + 1] += child_offset[g];
-  std::vector<std::uint32_t> children(child_offset[total]);
-  {
-    std::vector<std::uint32_t> fill(child_offset.begin(), child_offset.end() - 1);
-    for (int r = 0; r < npus; ++r)
-      for (std::uint32_t i = 0; i < trace.ranks[r].nodes.size(); ++i) {
-        const EtNode& n = trace.ranks[r].nodes[i];
+  // Each node's children, by global node id (rank offset + index).
+  const auto child_groups =
+      detail::group_by<std::uint32_t, std::uint32_t>(total, total, [&](std::size_t g, auto&& emit) {
+        const int r = rank_of[g];
+        const EtNode& n = trace.ranks[r].nodes[g - offset[r]];
         for (const auto* deps : {&n.data_deps, &n.ctrl_deps})
-          for (std::uint32_t p : *deps) children[fill[offset[r] + p]++] = offset[r] + i;
-      }
-  }
+          for (std::uint32_t p : *deps) emit(offset[r] + p, static_cast<std::uint32_t>(g));
+      });
+  const std::vector<std::uint32_t>& child_offset = child_groups.offsets;
+  const std::vector<std::uint32_t>& children = child_groups.values;
 
   // Messages and routes.
   Run run;

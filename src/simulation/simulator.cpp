@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../algorithm/transfer_check.h"
+#include "../common/group_by.h"
 #include "port_engine.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
@@ -98,29 +99,23 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   // port's queue when ready (in SwitchQueue order, as relayed messages do), not a recorded order.
   auto from_switch = [&](std::size_t i) { return topology.is_switch(transfers[i].src); };
 
-  // Per link FIFO queues: counting sort by link, then (recorded start, index) inside a link.
-  std::vector<std::uint32_t> link_offsets(static_cast<std::size_t>(num_links) + 1, 0);
-  std::size_t queued_transfers = 0;
-  for (std::size_t i = 0; i < num_transfers; ++i)
-    if (leads(i) && !from_switch(i)) {
-      ++link_offsets[link_of[i] + 1];
-      ++queued_transfers;
-    }
-  for (int l = 0; l < num_links; ++l) link_offsets[l + 1] += link_offsets[l];
-  std::vector<std::uint32_t> by_link(queued_transfers);
+  // Per link FIFO queues: grouped by link, then (recorded start, index) inside a link; the
+  // (start, index) pairs make the sort read memory in sequence (usually already sorted).
+  std::vector<std::uint32_t> link_offsets;
+  std::vector<std::uint32_t> by_link;
   {
-    // (start, index) pairs, so that sorting reads memory in sequence; usually already sorted.
-    std::vector<std::pair<Time, std::uint32_t>> queue(queued_transfers);
-    std::vector<std::uint32_t> fill(link_offsets.begin(), link_offsets.end() - 1);
-    for (std::size_t i = 0; i < num_transfers; ++i)
-      if (leads(i) && !from_switch(i))
-        queue[fill[link_of[i]]++] = {transfers[i].start, static_cast<std::uint32_t>(i)};
-    for (int l = 0; l < num_links; ++l) {
-      const auto begin = queue.begin() + link_offsets[l];
-      const auto end = queue.begin() + link_offsets[l + 1];
-      if (!std::is_sorted(begin, end)) std::sort(begin, end);
+    auto queue = detail::group_by<std::uint32_t, std::pair<Time, std::uint32_t>>(
+        static_cast<std::size_t>(num_links), num_transfers, [&](std::size_t i, auto&& emit) {
+          if (leads(i) && !from_switch(i))
+            emit(link_of[i], std::pair{transfers[i].start, static_cast<std::uint32_t>(i)});
+        });
+    for (std::size_t l = 0; l < queue.keys(); ++l) {
+      const auto group = queue[l];
+      if (!std::is_sorted(group.begin(), group.end())) std::sort(group.begin(), group.end());
     }
-    for (std::size_t k = 0; k < queued_transfers; ++k) by_link[k] = queue[k].second;
+    by_link.reserve(queue.values.size());
+    for (const auto& entry : queue.values) by_link.push_back(entry.second);
+    link_offsets = std::move(queue.offsets);
   }
 
   // Per chunk: its pool entries (one per transfer carrying it) in transfer index order, with the
@@ -132,24 +127,17 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     DeviceId dst;
   };
   const auto& pool = algorithm.chunk_pool();
-  std::vector<std::int64_t> chunk_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
   bool any_reduce = false;
-  for (const Transfer& t : transfers) {
-    any_reduce = any_reduce || t.reduce;
-    for (std::int32_t k = 0; k < t.num_chunks; ++k) ++chunk_offsets[pool[t.first_chunk + k] + 1];
-  }
-  for (int c = 0; c < num_chunks; ++c) chunk_offsets[c + 1] += chunk_offsets[c];
-  std::vector<Entry> by_chunk(static_cast<std::size_t>(chunk_offsets[num_chunks]));
-  {
-    std::vector<std::int64_t> fill(chunk_offsets.begin(), chunk_offsets.end() - 1);
-    for (std::size_t i = 0; i < num_transfers; ++i) {
-      const Transfer& t = transfers[i];
-      for (std::int32_t k = 0; k < t.num_chunks; ++k)
-        by_chunk[fill[pool[t.first_chunk + k]]++] =
-            Entry{static_cast<std::uint32_t>(t.first_chunk + k), static_cast<std::uint32_t>(i),
-                  t.src, t.dst};
-    }
-  }
+  for (const Transfer& t : transfers) any_reduce = any_reduce || t.reduce;
+  auto chunk_entries = detail::group_by<std::int64_t, Entry>(
+      static_cast<std::size_t>(num_chunks), num_transfers, [&](std::size_t i, auto&& emit) {
+        const Transfer& t = transfers[i];
+        for (std::int32_t k = 0; k < t.num_chunks; ++k)
+          emit(pool[t.first_chunk + k], Entry{static_cast<std::uint32_t>(t.first_chunk + k),
+                                              static_cast<std::uint32_t>(i), t.src, t.dst});
+      });
+  const std::vector<std::int64_t>& chunk_offsets = chunk_entries.offsets;
+  std::vector<Entry>& by_chunk = chunk_entries.values;  // freed after its use
   auto is_reduce = [&](const Entry& e) { return any_reduce && transfers[e.tx].reduce; };
   // Copy collectives: a chunk is at a source from time 0, elsewhere from its first arrival.
   // Reductions (or any reduce transfer) use the rules in simulator.h, per sender.

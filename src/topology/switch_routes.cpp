@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "../common/group_by.h"
 #include "../common/mix64.h"
 #include "tacos/common/error.h"
 
@@ -147,18 +148,18 @@ SwitchRoutes::SwitchRoutes(const Topology& topology) : topology_(&topology) {
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     return a.src != b.src ? a.src < b.src : a.dst < b.dst;
   });
-  src_begin_.assign(static_cast<std::size_t>(npus) + 1, 0);
+  // Found is sorted by src: each NPU's routes are one range.
+  detail::key_offsets(src_begin_, static_cast<std::size_t>(npus), found.size(),
+                      [&](std::size_t i) { return found[i].src; });
   peer_.reserve(found.size());
   route_begin_.reserve(found.size() + 1);
   links_.reserve(scratch.size());
   route_begin_.push_back(0);
   for (const Found& f : found) {
-    ++src_begin_[f.src + 1];
     peer_.push_back(f.dst);
     links_.insert(links_.end(), scratch.begin() + f.begin, scratch.begin() + f.begin + f.hops);
     route_begin_.push_back(static_cast<std::int64_t>(links_.size()));
   }
-  for (int n = 0; n < npus; ++n) src_begin_[n + 1] += src_begin_[n];
 }
 
 std::span<const LinkId> SwitchRoutes::route(NpuId src, NpuId dst) const {

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <queue>
 
+#include "../common/group_by.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 
@@ -31,20 +32,16 @@ Topology::Topology(int npus, int switches, std::vector<Link> links, std::string 
     if (links_[i].src == links_[i - 1].src && links_[i].dst == links_[i - 1].dst)
       throw Error("topology: duplicate link " + std::to_string(links_[i].src) + " -> " +
                   std::to_string(links_[i].dst));
-  out_offsets_.assign(devices + 1, 0);
-  in_offsets_.assign(devices + 1, 0);
-  for (const Link& l : links_) {
-    ++out_offsets_[l.src + 1];
-    ++in_offsets_[l.dst + 1];
-  }
-  std::partial_sum(out_offsets_.begin(), out_offsets_.end(), out_offsets_.begin());
-  std::partial_sum(in_offsets_.begin(), in_offsets_.end(), in_offsets_.begin());
   // Links are sorted by src, so out-links of d are the id range [out_offsets_[d], ..[d+1]).
+  const std::size_t device_count = static_cast<std::size_t>(devices);
+  detail::key_offsets(out_offsets_, device_count, links_.size(),
+                      [&](std::size_t i) { return links_[i].src; });
   out_index_.resize(links_.size());
   std::iota(out_index_.begin(), out_index_.end(), 0);
-  in_index_.resize(links_.size());
-  std::vector<LinkId> fill(in_offsets_.begin(), in_offsets_.end() - 1);
-  for (LinkId id = 0; id < num_links(); ++id) in_index_[fill[links_[id].dst]++] = id;
+  auto in = detail::group_indices_by<LinkId, LinkId>(device_count, links_.size(),
+                                                     [&](std::size_t i) { return links_[i].dst; });
+  in_offsets_ = std::move(in.offsets);
+  in_index_ = std::move(in.values);
 }
 
 void Topology::set_switch_flag(std::vector<char>& flags, DeviceId d, bool on,
