@@ -35,15 +35,12 @@ Algorithm direct_baseline(const Topology& topology, const Topology& timing,
                           /*reduce=*/true);
     return base + k_count * (n - 1);
   };
+  if (run_phases(collective.kind(), all_gather, reduce_scatter))
+    return schedule.build("direct", model);
   switch (collective.kind()) {
-    case CollectiveKind::kAllGather:
-      all_gather(0);
-      break;
+    case CollectiveKind::kAllGather:  // run_phases above
     case CollectiveKind::kReduceScatter:
-      reduce_scatter(0);
-      break;
     case CollectiveKind::kAllReduce:
-      all_gather(reduce_scatter(0));
       break;
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce: {

@@ -49,20 +49,9 @@ Algorithm rhd_baseline(const Topology& topology, const Topology& timing,
     }
     return base + std::int64_t{rounds} * k_count;
   };
-  switch (collective.kind()) {
-    case CollectiveKind::kAllGather:
-      all_gather(0);
-      break;
-    case CollectiveKind::kReduceScatter:
-      reduce_scatter(0);
-      break;
-    case CollectiveKind::kAllReduce:
-      all_gather(reduce_scatter(0));
-      break;
-    default:
-      throw Error("rhd is defined for all-gather, reduce-scatter and all-reduce, not " +
-                  to_string(collective.kind()));
-  }
+  if (!run_phases(collective.kind(), all_gather, reduce_scatter))
+    throw Error("rhd is defined for all-gather, reduce-scatter and all-reduce, not " +
+                to_string(collective.kind()));
   return schedule.build("rhd", model);
 }
 

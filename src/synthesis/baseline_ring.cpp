@@ -103,15 +103,11 @@ Algorithm ring_baseline(const Topology& topology, const Topology& timing,
   auto reduce_scatter = [&](std::int64_t base) { return ring_phase(base, 1, true); };
   auto all_gather = [&](std::int64_t base) { return ring_phase(base, 0, false); };
 
+  if (run_phases(kind, all_gather, reduce_scatter)) return schedule.build("ring", model);
   switch (kind) {
-    case CollectiveKind::kAllGather:
-      all_gather(0);
-      break;
+    case CollectiveKind::kAllGather:  // run_phases above
     case CollectiveKind::kReduceScatter:
-      reduce_scatter(0);
-      break;
     case CollectiveKind::kAllReduce:
-      all_gather(reduce_scatter(0));
       break;
     case CollectiveKind::kBroadcast:
       // Pipeline from the root P[0] along the ring: chunk k leaves P[h] at step k + h.

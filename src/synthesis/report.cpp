@@ -28,15 +28,8 @@ double algbw_gbps(Bytes size, Time time) {
 }
 
 std::string to_string(BindingBound bound) {
-  switch (bound) {
-    case BindingBound::kNone:
-      return "";
-    case BindingBound::kLowerBound:
-      return "lower_bound";
-    case BindingBound::kStoreAndForward:
-      return "store_and_forward_bound";
-  }
-  return "";
+  static constexpr const char* kNames[] = {"", "lower_bound", "store_and_forward_bound"};
+  return kNames[static_cast<int>(bound)];
 }
 
 std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topology& network,

@@ -157,6 +157,26 @@ class LogicalSchedule {
   std::vector<ChunkId> chunk_pool_;
 };
 
+// All-Gather, Reduce-Scatter and All-Reduce from a baseline's two phases: each phase takes
+// the step it starts at and returns the step after its last; All-Reduce is Reduce-Scatter, then
+// All-Gather from where it ended. Returns false (nothing run) for the other collectives.
+template <class AllGather, class ReduceScatter>
+bool run_phases(CollectiveKind kind, AllGather&& all_gather, ReduceScatter&& reduce_scatter) {
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      all_gather(std::int64_t{0});
+      return true;
+    case CollectiveKind::kReduceScatter:
+      reduce_scatter(std::int64_t{0});
+      return true;
+    case CollectiveKind::kAllReduce:
+      all_gather(reduce_scatter(std::int64_t{0}));
+      return true;
+    default:
+      return false;
+  }
+}
+
 // A directed Hamiltonian cycle over the NPUs starting at NPU 0 (NPU order when it is one, else
 // a depth-first search preferring the neighbour with the fewest onward choices and pruning moves
 // that leave an NPU without a way in or out, within `budget` extensions; 0: NPU order only), or an
