@@ -449,6 +449,7 @@ TEST(MscclWriter, SpreadsLongLinksOverChannels) {
       Collective::make(CollectiveKind::kAllGather, 4, Bytes{4} << 20, 200);
   SynthesisOptions options;
   options.threads = 1;
+  options.batch = false;  // one chunk per message: 600 messages per link
   const SynthesisResult synthesized = synthesize_tacos(topology, collective, options);
   const std::string text = algorithm_to_msccl_xml(synthesized.algorithm, "long");
   check_structure(text, 4);

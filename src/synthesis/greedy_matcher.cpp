@@ -24,7 +24,7 @@ constexpr Time kUnreachable = std::numeric_limits<Time>::max();
 
 GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collective,
                              LinkModel model, std::uint64_t seed, bool keep_transfers,
-                             const ProgressCallback& progress, int threads)
+                             const ProgressCallback& progress, int threads, int batch_latencies)
     : topology_(topology),
       collective_(collective),
       model_(model),
@@ -44,6 +44,7 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   member_index_.assign(npus_, -1);
   for (int i = 0; i < members_; ++i) member_index_[collective.members()[i]] = i;
 
+  chunk_bytes_ = collective.chunk_bytes();
   build_links(topology, collective.chunk_bytes());
   if (unicast_) {
     holder_.assign(chunks_, -1);
@@ -86,7 +87,22 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
                            std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(),
                                      1) == heterogeneous_ingress_.end();
   match_threads_ = independent && !choice_.counts_holders() && threads > 1 ? 2 : 1;
+  // Batching where the arrival of every chunk of a message is the message's end and nothing
+  // overtakes: direct links, copy chunks, uniform in-links, the tacos link model.
+  const bool uniform = std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(), 1) ==
+                       heterogeneous_ingress_.end();
+  if (batch_latencies > 0 && !unicast_ && !switch_routes_ && uniform && model_ == LinkModel::kTacos)
+    for (const MatchLink& l : links_)
+      if (batch_cap(l, batch_latencies) > 1) batch_latencies_ = batch_latencies;
   idle_out_.resize(npus_);
+}
+
+std::int64_t GreedyMatcher::batch_cap(const MatchLink& link, int latencies) const {
+  const Time serialization =
+      std::max<Time>(1, serialization_time(chunk_bytes_, link.bandwidth_gbps));
+  const Time latency = link.arrival_delay - serialization;
+  return std::clamp<std::int64_t>((latencies * latency + serialization / 2) / serialization, 1,
+                                  kMaxBatch);
 }
 
 void GreedyMatcher::build_links(const Topology& topology, Bytes chunk_bytes) {
@@ -99,7 +115,8 @@ void GreedyMatcher::build_links(const Topology& topology, Bytes chunk_bytes) {
     if (topology.is_switch(link.src) || topology.is_switch(link.dst)) continue;
     const Time serialization = serialization_time(chunk_bytes, link.bandwidth_gbps);
     links_.push_back(MatchLink{link.src, link.dst, link.latency_ps + serialization,
-                               link_busy_time(model_, link.latency_ps, serialization), 0});
+                               link_busy_time(model_, link.latency_ps, serialization),
+                               link.bandwidth_gbps, 0});
   }
   if (topology.switches() > 0)
     switch_routes_ = ports_.add_routes(topology, model_, chunk_bytes, links_);
@@ -341,7 +358,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
   deliver(v, chunk, now);
 }
 
-GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now) {
+GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now, std::vector<ChunkId>& batch) {
   const MatchLink& l = links_[link];
   if (l.switch_route())
     if (const auto wait = ports_.wait_for_hops(link, l, now)) {
@@ -374,16 +391,29 @@ GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now) {
         window[i] = window[--size];
     }
   }
-  std::optional<ChunkId> chunk;
-  while (!chunk) {
-    refill();
-    if (size == 0) break;
-    const int choice = choice_.choose(link, l.src, window, size, [this](NpuId npu, ChunkId c) {
-      return remaining_distance(npu, c);
-    });
-    const ChunkId candidate = window[choice].chunk;
-    window[choice] = window[--size];
-    if (choice_.ranks_window() || offerable(link, candidate, arrival)) chunk = candidate;
+  auto next_chunk = [&]() -> std::optional<ChunkId> {
+    while (true) {
+      refill();
+      if (size == 0) return std::nullopt;
+      const int choice = choice_.choose(link, l.src, window, size, [this](NpuId npu, ChunkId c) {
+        return remaining_distance(npu, c);
+      });
+      const ChunkId candidate = window[choice].chunk;
+      window[choice] = window[--size];
+      if (choice_.ranks_window() || offerable(link, candidate, arrival)) return candidate;
+    }
+  };
+  const std::optional<ChunkId> chunk = next_chunk();
+  if (chunk && batch_latencies_ > 0) {
+    // The first chunk is marked first, so that the next picks see it as on its way.
+    mark_on_way(l.dst, *chunk, arrival);
+    const std::int64_t cap = batch_cap(l, batch_latencies_);
+    for (std::int64_t m = 1; m < cap; ++m) {
+      const std::optional<ChunkId> more = next_chunk();
+      if (!more) break;
+      mark_on_way(l.dst, *more, arrival);
+      batch.push_back(*more);
+    }
   }
   windows_.cursor(link) = cursor;
   windows_.size(link) = static_cast<std::uint8_t>(size);
@@ -395,28 +425,35 @@ GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now) {
   if (l.switch_route()) ports_.reserve(l, now);
   if (unicast_)
     moving_[*chunk] = 1;
-  else
+  else if (batch_latencies_ == 0)
     mark_on_way(l.dst, *chunk, arrival);
   return {PickResult::kSends, *chunk, source_log_size};
 }
 
-void GreedyMatcher::start(const Started& started, Time now) {
+void GreedyMatcher::start(const Started& started, const std::vector<ChunkId>& batch, Time now) {
   const LinkId link = started.link;
   const ChunkId chunk = started.chunk;
   const MatchLink& l = links_[link];
   const bool multicast = started.members_end > started.members_begin;
   const std::int32_t group = multicast ? fanout_.new_group() : -1;
   // One transfer per receiver; a multicast message's copies share the start and the entry hop.
-  auto fly = [&](LinkId on) {
+  const std::uint32_t batched = started.batch_end - started.batch_begin;
+  // A batch arrives when all its bytes have: the latency and one serialization of them all.
+  const Time batch_extra =
+      batched == 0 ? 0
+                   : serialization_time(chunk_bytes_ * (batched + 1), l.bandwidth_gbps) -
+                         serialization_time(chunk_bytes_, l.bandwidth_gbps);
+  auto fly = [&](LinkId on, ChunkId carried, bool continues) {
     const MatchLink& route = links_[on];
-    const Time arrival = now + route.arrival_delay;
+    const Time arrival = now + route.arrival_delay + batch_extra;
     std::int64_t record = -1;
     if (keep_transfers_) {
       record = static_cast<std::int64_t>(records_.size());
-      records_.push_back(Record{route.src, route.dst, now, arrival, chunk, true, group});
+      records_.push_back(
+          Record{route.src, route.dst, now, arrival, carried, true, group, continues});
     }
     std::uint32_t flight_index;
-    const Flight flight{chunk, on, started.source_log_size, multicast, record};
+    const Flight flight{carried, on, started.source_log_size, multicast, record};
     if (!free_flights_.empty()) {
       flight_index = free_flights_.back();
       free_flights_.pop_back();
@@ -430,9 +467,10 @@ void GreedyMatcher::start(const Started& started, Time now) {
       throw Error("synthesize: more than 2^30 transfers in flight at once");
     schedule(arrival, flight_index);
   };
-  fly(link);
+  fly(link, chunk, false);
+  for (std::uint32_t k = started.batch_begin; k < started.batch_end; ++k) fly(link, batch[k], true);
   for (std::uint32_t k = started.members_begin; k < started.members_end; ++k)
-    fly(fanout_.member(k));
+    fly(fanout_.member(k), chunk, false);
   if (model_ == LinkModel::kAstra || l.switch_route())
     schedule(now + l.busy_delay, kFreeEventBit | static_cast<std::uint32_t>(link));
 }
@@ -444,10 +482,12 @@ void GreedyMatcher::match_range(std::size_t begin, std::size_t end, Time now, Ma
   for (std::size_t i = begin; i < end; ++i) {
     if (i + kAhead < end) prefetch_link(sort_keys_[i + kAhead].second);
     const LinkId link = sort_keys_[i].second;
-    const Pick pick_result = pick(link, now);
+    const auto batch_begin = static_cast<std::uint32_t>(out.batch.size());
+    const Pick pick_result = pick(link, now, out.batch);
     switch (pick_result.result) {
       case PickResult::kSends:
-        out.started.push_back(Started{link, pick_result.chunk, pick_result.source_log_size});
+        out.started.push_back(Started{link, pick_result.chunk, pick_result.source_log_size, 0, 0,
+                                      batch_begin, static_cast<std::uint32_t>(out.batch.size())});
         break;
       case PickResult::kNothingToSend:
         out.idle.push_back(link);
@@ -490,7 +530,7 @@ void GreedyMatcher::match_switch_round(Time now) {
     }
   }
   for (LinkId link : outputs_[0].idle) idle_out_[links_[link].src].push_back(link);
-  for (const Started& started : outputs_[0].started) start(started, now);
+  for (const Started& started : outputs_[0].started) start(started, outputs_[0].batch, now);
 }
 
 void GreedyMatcher::sort_by_destination() {
@@ -546,7 +586,7 @@ void GreedyMatcher::match_direct_round(Time now) {
   }
   for (const MatchOutput& out : outputs_) {
     for (LinkId link : out.idle) idle_out_[links_[link].src].push_back(link);
-    for (const Started& s : out.started) start(s, now);
+    for (const Started& s : out.started) start(s, out.batch, now);
   }
 }
 
@@ -662,10 +702,18 @@ Algorithm GreedyMatcher::take_algorithm() {
   std::vector<std::int32_t> kept_copies(static_cast<std::size_t>(fanout_.groups()), 0);
   for (const Record& r : records_)
     if (r.kept && r.multicast >= 0) ++kept_copies[r.multicast];
-  for (const Record& r : records_)
-    if (r.kept)
-      algorithm.add_transfer(r.src, r.dst, r.start, r.end, r.chunk, false,
+  std::vector<ChunkId> message;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const Record& r = records_[i];
+    message.clear();
+    if (r.kept) message.push_back(r.chunk);
+    // A batch's chunks are one transfer: its time is that of the whole message.
+    while (i + 1 < records_.size() && records_[i + 1].continues)
+      if (records_[++i].kept) message.push_back(records_[i].chunk);
+    if (!message.empty())
+      algorithm.add_transfer(r.src, r.dst, r.start, r.end, message, false,
                              r.multicast >= 0 && kept_copies[r.multicast] > 1 ? r.multicast : -1);
+  }
   records_.clear();
   records_.shrink_to_fit();
   algorithm.synthesizer = "tacos";

@@ -92,6 +92,7 @@ struct TrialContext {
   bool keep = true;  // SynthesisOptions::keep_transfers
   // SynthesisOptions::coalesce and ::justify; both need the transfers, so false unless keep.
   bool coalesce = true;
+  bool batch = true;
   bool justify = true;
   int matcher_threads = 1;       // threads a trial's matcher may use (the rest run other trials)
   RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
@@ -126,6 +127,23 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     outcome.algorithm = matcher.take_algorithm();
     outcome.algorithm->seed = seed;
   }
+  if (keep && !retime && context.batch)
+    // Batched messages (greedy_matcher.h) at three message sizes, each kept if faster: the best
+    // size depends on the fabric and the chunk size (docs/quality.md, "Measured choices").
+    for (const int latencies : {6, 14, 28}) {
+      const ProgressCallback quiet;  // the progress shown is the first run's
+      detail::GreedyMatcher batched(topology, collective, model, seed, true, quiet,
+                                    context.matcher_threads, latencies);
+      if (!batched.batches()) continue;
+      batched.run();
+      if (batched.collective_time() >= outcome.time) continue;
+      Algorithm algorithm = batched.take_algorithm();
+      algorithm.seed = seed;
+      outcome.time = batched.collective_time();
+      outcome.transfers = static_cast<std::int64_t>(algorithm.transfers().size());
+      outcome.wasted = batched.wasted_transfers();
+      outcome.algorithm = std::move(algorithm);
+    }
   if (keep && !retime && context.coalesce)
     // One message where the greedy sent two on a link and merging delays nothing: the link
     // pays its latency once (message_coalescing.h); kept if faster.
@@ -480,6 +498,7 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   context.model = options.link_model;
   context.keep = options.keep_transfers;
   context.coalesce = options.coalesce && options.keep_transfers;
+  context.batch = options.batch && options.coalesce && options.keep_transfers;
   context.justify = options.justify && options.keep_transfers;
   context.matcher_threads = per_trial;
   context.relays = &relays;

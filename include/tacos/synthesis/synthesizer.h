@@ -36,6 +36,10 @@ struct SynthesisOptions {
   // (src/synthesis/message_coalescing.h); kept where faster. Off is the pure greedy; it is off
   // whenever keep_transfers is false (the CLI ties it to --portfolio).
   bool coalesce = true;
+  // The same schedules: also run the greedy with batched messages (a free link sends several
+  // chunks in one message, src/synthesis/greedy_matcher.h) at three message sizes; kept where
+  // faster. Off with coalesce (the CLI ties both to --portfolio) and with keep_transfers false.
+  bool batch = true;
   // The greedy's copy schedules through switches: reorder each port's messages by how late they
   // may start, a few forward-backward rounds re-timed by the simulator
   // (src/synthesis/justification.h); kept where faster. It needs the transfers: off whenever

@@ -109,7 +109,7 @@ bool SwitchPorts::add_routes(const Topology& topology, LinkModel model, Bytes ch
     }
     for (int p = 0; p < static_cast<int>(peers.size()); ++p) {
       if (slow_into_domain(src, p) && chosen[in.domain[peers[p]]] != p) continue;
-      MatchLink link{src, peers[p], 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
+      MatchLink link{src, peers[p], 0, 0, 0, 0, static_cast<std::int32_t>(hops_.size()), 0};
       Time offset = 0;
       for (LinkId hop : routes.switch_route(src, p)) {
         const Link& physical = topology.link(hop);
