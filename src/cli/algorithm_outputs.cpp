@@ -16,6 +16,7 @@
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/chakra.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/io/trace.h"
 #include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
@@ -72,12 +73,18 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
         write_msccl_xml(algorithm, network != nullptr ? *network : full,
                         msccl_file(algorithm, staging.string()), name, msccl);
         produced.push_back("msccl");
+      } else if (format == "trace") {
+        // Timed by the simulator on what the algorithm runs on, as the reported time is.
+        write_trace(algorithm, network != nullptr ? *network : full, algorithm.link_model,
+                    (staging / "trace.json").string());
+        produced.push_back("trace.json");
       } else {
-        throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
+        throw Error("--format: unknown format '" + format +
+                    "' (expected json, chakra, msccl, trace)");
       }
     }
     fs::create_directories(target);
-    for (const char* owned : {"algorithm.json", "chakra", "astra", "msccl"})
+    for (const char* owned : {"algorithm.json", "chakra", "astra", "msccl", "trace.json"})
       if (std::find(produced.begin(), produced.end(), owned) == produced.end())
         fs::remove_all(target / owned);
     for (const auto& entry : fs::directory_iterator(staging)) {
