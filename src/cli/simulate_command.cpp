@@ -84,6 +84,9 @@ struct SimulateCommand {
     else
       std::printf("  verified         %s\n",
                   outcome.check->ok ? "yes" : ("NO: " + outcome.check->error).c_str());
+    if (!out_dir.empty())
+      std::printf("  wrote            %s\n",
+                  (std::filesystem::path(out_dir) / "trace.json").string().c_str());
   }
 };
 
