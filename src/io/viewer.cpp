@@ -103,19 +103,16 @@ Json schedule_json(const Topology& topology, const ViewedSchedule& schedule) {
   const bool detail = transfers.size() <= kViewerDetailLimit;
   out["detail"] = detail;
 
-  // Lanes: sender/receiver pairs in (src, dst) order, each with its route.
+  // Lanes: sender/receiver pairs in (src, dst) order, each with its route (its first
+  // message's: the messages between two devices all take one route; simulate() checked them).
+  std::map<std::pair<DeviceId, DeviceId>, std::size_t> first_of;
+  for (std::size_t x = transfers.size(); x-- > 0;)
+    first_of[{transfers[x].src, transfers[x].dst}] = x;
   std::map<std::pair<DeviceId, DeviceId>, int> lane_of;
-  std::vector<std::size_t> first_of_pair;
-  for (std::size_t x = 0; x < transfers.size(); ++x)
-    if (lane_of.emplace(std::pair{transfers[x].src, transfers[x].dst}, 0).second)
-      first_of_pair.push_back(x);
-  std::map<std::pair<DeviceId, DeviceId>, std::size_t> example;
-  for (std::size_t x : first_of_pair) example[{transfers[x].src, transfers[x].dst}] = x;
   Json pairs = Json::array();
-  int lane = 0;
-  for (auto& [pair, index] : lane_of) {
-    index = lane++;
-    const detail::TransferCheck check = detail::check_transfer(algorithm, topology, example[pair]);
+  for (const auto& [pair, x] : first_of) {
+    lane_of.emplace(pair, static_cast<int>(lane_of.size()));
+    const detail::TransferCheck check = detail::check_transfer(algorithm, topology, x);
     if (!check.ok()) throw Error("view: " + schedule.label + ": " + check.error);
     pairs.push_back(
         {pair.first, pair.second, std::vector<LinkId>(check.route.begin(), check.route.end())});
@@ -150,7 +147,7 @@ Json schedule_json(const Topology& topology, const ViewedSchedule& schedule) {
   const Time bin_ps = (total + kViewerBins - 1) / kViewerBins;
   out["bins"] = kViewerBins;
   out["bin_ps"] = bin_ps;
-  std::vector<double> busy(static_cast<std::size_t>(lane) * kViewerBins, 0.0);
+  std::vector<double> busy(lane_of.size() * kViewerBins, 0.0);
   for (std::size_t x = 0; x < transfers.size(); ++x) {
     const Time s = simulated.start[x], e = simulated.end[x];
     for (Time b = s / bin_ps; b < kViewerBins && b * bin_ps < e; ++b) {
