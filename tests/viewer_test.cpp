@@ -137,5 +137,32 @@ TEST(Viewer, ViewCommandWritesOnePageWithBothTotalsAndTheRatio) {
   std::filesystem::remove_all(dir);
 }
 
+// synthesize --format html: DIR/view.html, the page `tacos view DIR/algorithm.json` writes.
+TEST(Viewer, SynthesizeFormatHtmlWritesThePageTacosViewWrites) {
+  const auto dir = tacos_test::scratch_dir("view_html");
+  const std::string common =
+      "--topology ring:5 --collective all-reduce --size 5MiB --format json,html --out ";
+  const tacos_test::RunResult run =
+      tacos_test::run_tacos("synthesize " + common + (dir / "D").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(tacos_test::run_tacos("view " + (dir / "D" / "algorithm.json").string() +
+                                  " --topology ring:5 --out " + (dir / "v.html").string())
+                .exit_code,
+            0);
+  const std::string page = tacos_test::read_file(dir / "D" / "view.html");
+  EXPECT_EQ(page, tacos_test::read_file(dir / "v.html"));
+  const Algorithm a = read_algorithm_json((dir / "D" / "algorithm.json").string());
+  EXPECT_NE(page.find("\"time_ps\":" + std::to_string(a.collective_time)), std::string::npos);
+  EXPECT_NE(page.find("\"family\":\"ring\""), std::string::npos);
+  // Another run's formats replace it: no view.html is left behind.
+  ASSERT_EQ(tacos_test::run_tacos("synthesize --topology ring:5 --collective all-reduce --size "
+                                  "5MiB --format json --out " +
+                                  (dir / "D").string())
+                .exit_code,
+            0);
+  EXPECT_FALSE(std::filesystem::exists(dir / "D" / "view.html"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tacos
