@@ -122,6 +122,25 @@ class ViewerTest(unittest.TestCase):
                          "'#panel-0 rect.msg.chunk-sel')).map(e => Number(e.dataset.tx))")
         self.assertEqual(set(marked), set(carrying))
 
+    def test_hovering_a_message_shows_its_details(self):
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        self.open(self.one)
+        data = browser.embedded_data(self.one)["schedules"][0]
+        tx = data["tx"]
+        i = max(range(len(tx["start"])), key=lambda k: (tx["end"][k] - tx["start"][k], -k))
+        rect = self.driver.find_element("css selector", '#panel-0 rect.msg[data-tx="%d"]' % i)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", rect)
+        ActionChains(self.driver).move_to_element(rect).perform()
+        tip = self.driver.find_element("id", "tooltip")
+        self.assertTrue(tip.is_displayed())
+        src, dst = data["pairs"][tx["pair"][i]][:2]
+        us = lambda ps: ("%.6f" % (ps / 1e6)).rstrip("0").rstrip(".")  # noqa: E731
+        text = tip.get_attribute("textContent")
+        self.assertIn("message %d: %d \u2192 %d" % (i, src, dst), text)
+        self.assertIn("%s us .. %s us, step %d" % (us(tx["start"][i]), us(tx["end"][i]),
+                                                   tx["step"][i]), text)
+
     def test_side_by_side_shows_both_totals_and_the_ratio(self):
         url = self.open(self.two)
         self.assertEqual(browser.console_errors(self.driver), [])
