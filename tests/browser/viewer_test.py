@@ -6,6 +6,7 @@ open and animate a torus2d:32x32 All-Gather within 5 s.
 Run by ctest (ViewerBrowser): viewer_test.py --tacos BINARY --work DIR. Exits 77 (skipped)
 with a message when Chromium, chromedriver or selenium is absent."""
 import argparse
+import math
 import os
 import re
 import shutil
@@ -87,17 +88,27 @@ class ViewerTest(unittest.TestCase):
 
     def test_slider_shows_exactly_the_messages_in_flight(self):
         self.open(self.one)
+        from selenium.webdriver.common.keys import Keys
+
         tx = browser.embedded_data(self.one)["schedules"][0]["tx"]
         slider = self.driver.find_element("id", "slider")
         seen_some = False
-        for value in (0, 137, 371, 500, 733, 1000):
-            self.js("const s = arguments[0]; s.value = arguments[1];"
-                    "s.dispatchEvent(new Event('input'));", slider, value)
+        # Six times set as a script would, then three by the keyboard as a user would.
+        moves = [("set", v) for v in (0, 137, 371, 500, 733, 1000)]
+        moves += [("key", Keys.HOME), ("key", Keys.PAGE_UP), ("key", Keys.ARROW_RIGHT)]
+        for how, value in moves:
+            if how == "set":
+                self.js("const s = arguments[0]; s.value = arguments[1];"
+                        "s.dispatchEvent(new Event('input'));", slider, value)
+            else:
+                slider.send_keys(value)
             t = int(self.driver.find_element("id", "clock").get_attribute("data-ps"))
+            position = int(slider.get_attribute("value"))
+            self.assertEqual(t, math.floor(position / 1000 * max(tx["end"]) + 0.5))
             expected = {i for i, (s, e) in enumerate(zip(tx["start"], tx["end"])) if s <= t < e}
             shown = self.js("return Array.from(document.querySelectorAll("
                             "'#panel-0 .inflight')).map(e => Number(e.dataset.tx))")
-            self.assertEqual(set(shown), expected, "at %d ps" % t)
+            self.assertEqual(set(shown), expected, "at %d ps (%s %s)" % (t, how, position))
             self.assertEqual(len(shown), len(expected))
             seen_some = seen_some or bool(expected)
         self.assertTrue(seen_some)
