@@ -291,7 +291,8 @@ class Result:
     def write(self, dir, formats=("json", "chakra", "msccl")):
         """Writes the algorithm into ``dir`` like ``tacos synthesize --out DIR --format ...``:
         ``algorithm.json``, ``chakra/tacos.RANK.et`` plus ``astra/`` (ASTRA-sim run files),
-        ``msccl/tacos_COLLECTIVE.xml``. All or nothing: formats are staged and moved in only
+        ``msccl/tacos_COLLECTIVE.xml``, ``trace.json`` (format ``trace``: a Chrome trace of the
+        simulated schedule), ``view.html`` (format ``html``: the viewer). All or nothing: formats are staged and moved in only
         when every one succeeded. Returns the ``astra_sim`` object of ``--json`` (what ASTRA-sim
         will report for the bundle) when ``chakra`` is written, else None."""
         if isinstance(formats, str):

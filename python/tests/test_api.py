@@ -157,6 +157,18 @@ def test_write_all_formats_matches_cli_astra_expectation(tmp_path):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
 
 
+def test_write_trace_and_html_equal_cli(tmp_path):
+    flags = ["--topology", "ring:4", "--collective", "all-gather", "--size", "1MiB"]
+    cli_json("synthesize", *flags, "--out", tmp_path / "cli", "--format", "trace,html")
+    result = tacos.synthesize("ring:4", "all-gather", "1MiB")
+    result.write(tmp_path / "py", formats=["trace", "html"])
+    for name in ("trace.json", "view.html"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    import json
+    events = json.loads((tmp_path / "py" / "trace.json").read_text())["traceEvents"]
+    assert sum(e["ph"] == "X" for e in events) == len(result.transfers)
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(topology="torus2d:0x4"),
     dict(size="64XB"),

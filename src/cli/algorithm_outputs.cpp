@@ -11,11 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/chakra.h"
 #include "tacos/io/msccl_xml.h"
+#include "tacos/io/trace.h"
+#include "tacos/io/viewer.h"
 #include "tacos/simulation/simulator.h"
 
 namespace tacos::cli {
@@ -72,12 +75,25 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
         write_msccl_xml(algorithm, network != nullptr ? *network : full,
                         msccl_file(algorithm, staging.string()), name, msccl);
         produced.push_back("msccl");
+      } else if (format == "trace") {
+        // Timed by the simulator on what the algorithm runs on, as the reported time is.
+        write_trace(algorithm, network != nullptr ? *network : full, algorithm.link_model,
+                    (staging / "trace.json").string());
+        produced.push_back("trace.json");
+      } else if (format == "html") {
+        const Topology& on = network != nullptr ? *network : full;
+        write_file_atomically((staging / "view.html").string(),
+                              viewer_html(on, {{algorithm.synthesizer, &algorithm,
+                                                simulate(algorithm, on, algorithm.link_model)}}));
+        produced.push_back("view.html");
       } else {
-        throw Error("--format: unknown format '" + format + "' (expected json, chakra, msccl)");
+        throw Error("--format: unknown format '" + format +
+                    "' (expected json, chakra, msccl, trace, html)");
       }
     }
     fs::create_directories(target);
-    for (const char* owned : {"algorithm.json", "chakra", "astra", "msccl"})
+    for (const char* owned :
+         {"algorithm.json", "chakra", "astra", "msccl", "trace.json", "view.html"})
       if (std::find(produced.begin(), produced.end(), owned) == produced.end())
         fs::remove_all(target / owned);
     for (const auto& entry : fs::directory_iterator(staging)) {

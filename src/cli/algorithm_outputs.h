@@ -10,13 +10,13 @@
 
 namespace tacos::cli {
 
-// Writes every format in `formats` (comma list of json, chakra, msccl) into a fresh staging
-// folder beside `out_dir` and moves the results in only when all of them succeeded, so a failure
-// leaves no partial output. The target then holds exactly this run's formats: earlier tacos
-// outputs (algorithm.json, chakra/, astra/, msccl/) are replaced or removed; anything else in it
-// is left alone. `msccl` shapes the MSCCL file (--msccl-max-steps, --msccl-protocol); `network`
-// is what the algorithm runs on (switches unwound under --switch-model unwind; null: `full`),
-// whose shared switch ports the MSCCL file keeps in the schedule's order.
+// Writes every format in `formats` (comma list of json, chakra, msccl, trace, html) into a fresh
+// staging folder beside `out_dir` and moves the results in only when all of them succeeded, so a
+// failure leaves no partial output. The target then holds exactly this run's formats: earlier tacos
+// outputs (algorithm.json, chakra/, astra/, msccl/, trace.json, view.html) are replaced or removed;
+// anything else in it is left alone. `msccl` shapes the MSCCL file (--msccl-max-steps,
+// --msccl-protocol); `network` is what the algorithm runs on (switches unwound under --switch-model
+// unwind; null: `full`), whose shared switch ports the MSCCL file keeps in the schedule's order.
 void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
                              const std::string& out_dir, const std::string& formats,
                              const MscclWriteOptions& msccl = {},

@@ -10,6 +10,7 @@ void add_synthesize_command(CLI::App& app);
 void add_topology_command(CLI::App& app);
 void add_bound_command(CLI::App& app);
 void add_visualize_command(CLI::App& app);
+void add_view_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_verify_command(CLI::App& app);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   tacos::cli::add_topology_command(app);
   tacos::cli::add_bound_command(app);
   tacos::cli::add_visualize_command(app);
+  tacos::cli::add_view_command(app);
   tacos::cli::add_compare_command(app);
   tacos::cli::add_simulate_command(app);
   tacos::cli::add_verify_command(app);

@@ -117,8 +117,10 @@ void add_synthesize_command(CLI::App& app) {
   sub->add_option("--out", cmd->job.out_dir,
                   "Write the algorithm into DIR in the --format(s): DIR/algorithm.json, "
                   "DIR/chakra/tacos.RANK.et with DIR/astra/ (ASTRA-sim run files), "
-                  "DIR/msccl/NAME.xml");
-  sub->add_option("--format", cmd->job.formats, "Comma list of json, chakra, msccl (with --out)")
+                  "DIR/msccl/NAME.xml, DIR/trace.json (Chrome trace: Perfetto, chrome://tracing), "
+                  "DIR/view.html (the viewer, as tacos view)");
+  sub->add_option("--format", cmd->job.formats,
+                  "Comma list of json, chakra, msccl, trace, html (with --out)")
       ->capture_default_str()
       ->each([cmd](const std::string&) { cmd->job.formats_given = true; });
   cmd->msccl.add_to(*sub);
