@@ -15,6 +15,7 @@
 #include "generated_topology.h"
 #include "tacos/io/chakra_workload.h"
 #include "tacos/topology/sub_topology.h"
+#include "test_scale.h"
 
 namespace tacos_test {
 namespace {
@@ -25,6 +26,9 @@ using tacos::NpuId;
 fs::path shared_dir() { return fs::path(TACOS_SOURCE_DIR) / ".." / "shared"; }
 fs::path workload_prefix(const std::string& name) {
   return shared_dir() / "data" / "workloads" / name / "gpt";
+}
+fs::path astra_binary() {
+  return shared_dir() / "tools" / "astra-sim" / "AstraSim_Analytical_Congestion_Aware";
 }
 
 #define SKIP_WITHOUT_WORKLOAD(name)                          \
@@ -204,6 +208,75 @@ TEST(WorkloadCommand, SummaryRowsAreBoundedAndNoSlowerThanTheBaselines) {
   }
   EXPECT_NEAR(json["serial_communication_us"][0].get<double>(), rank0, 1e-6 * rank0);
 }
+
+// ---- ASTRA-sim ---------------------------------------------------------------------------------
+
+TEST(WorkloadAstraRun, RefusesAMultiDimensionalNetworkOnTheCongestionAwareBackend) {
+  SKIP_WITHOUT_WORKLOAD("stg-gpt-dp2-tp4");
+  if (!fs::exists(astra_binary()))
+    GTEST_SKIP() << "ASTRA-sim not found at " << astra_binary() << " (../shared absent)";
+  const fs::path dir = scratch_dir("workload_astra_2d");
+  const RunResult made = run_tacos("workload --et " + workload_prefix("stg-gpt-dp2-tp4").string() +
+                                   " --topology switch:2,switch:4 --out " + (dir / "b").string());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const RunResult ran =
+      run_tacos("astra-run " + (dir / "b").string() + " --astra-sim " + astra_binary().string());
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_EQ(ran.err,
+            "tacos: error: astra-run: the network is multi-dimensional and ASTRA-sim's "
+            "congestion-aware backend runs 1-D networks only (use "
+            "AstraSim_Analytical_Congestion_Unaware)\n");
+}
+
+using AstraCase = std::tuple<std::string, std::string>;  // workload, topology
+
+class WorkloadAstra : public ::testing::TestWithParam<AstraCase> {};
+
+// The bundle runs in ASTRA-sim with every rank finishing and no [critical] line, with tacos's
+// collectives and with each native algorithm, and each distinct collective alone takes in
+// ASTRA-sim the time tacos predicts for its files, within 0.1%.
+TEST_P(WorkloadAstra, BundleRunsAndEachCollectiveAloneTakesTacosTime) {
+  const auto& [name, topology] = GetParam();
+  SKIP_WITHOUT_WORKLOAD(name);
+  if (!fs::exists(astra_binary()))
+    GTEST_SKIP() << "ASTRA-sim not found at " << astra_binary() << " (../shared absent)";
+  if (name == "stg-gpt-dp4-tp4" && small_test_sizes())
+    GTEST_SKIP() << "TACOS_TEST_SCALE=small: the 16-rank workload takes about 15 s";
+  const fs::path dir = scratch_dir("workload_astra_" + name + "_" + topology.substr(0, 2));
+  const RunResult made = run_tacos("workload --et " + workload_prefix(name).string() +
+                                   " --topology " + topology + " --out " + (dir / "b").string());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const RunResult ran = run_tacos("astra-run " + (dir / "b").string() +
+                                  " --alone --json --astra-sim " + astra_binary().string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  const auto json = nlohmann::json::parse(ran.out);
+  const int ranks = json["ranks"].get<int>();
+  ASSERT_EQ(json["runs"].size(), 4u);
+  EXPECT_EQ(json["runs"][0]["name"], "tacos");
+  for (const auto& run : json["runs"]) {
+    EXPECT_TRUE(run["finished"].get<bool>()) << run["name"];
+    EXPECT_FALSE(run["critical"].get<bool>()) << run["name"];
+    EXPECT_EQ(run["ranks"].size(), static_cast<std::size_t>(ranks)) << run["name"];
+  }
+  const auto& alone = json["collectives_alone"];
+  ASSERT_GT(alone.size(), 0u);
+  for (const auto& c : alone) {
+    ASSERT_FALSE(c["astra_sim_time_us"].is_null()) << c["collective"];
+    const double tacos_us = c["tacos_time_us"].get<double>();
+    EXPECT_NEAR(c["astra_sim_time_us"].get<double>(), tacos_us, 1e-3 * tacos_us) << c["collective"];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, WorkloadAstra,
+                         ::testing::Values(AstraCase{"stg-gpt-dp2-tp4", "switch:8"},
+                                           AstraCase{"stg-gpt-dp2-tp4", "fc:8"},
+                                           AstraCase{"stg-gpt-dp4-tp4", "switch:16"}),
+                         [](const ::testing::TestParamInfo<AstraCase>& info) {
+                           const std::string& w = std::get<0>(info.param);
+                           const std::string& t = std::get<1>(info.param);
+                           return (w == "stg-gpt-dp2-tp4" ? std::string("Dp2Tp4") : "Dp4Tp4") +
+                                  (t.rfind("switch", 0) == 0 ? "Switch" : "FullyConnected");
+                         });
 
 }  // namespace
 }  // namespace tacos_test
