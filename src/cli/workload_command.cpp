@@ -26,14 +26,14 @@ void print_summary(const WorkloadOutcome& outcome, const WorkloadJob& job) {
       if (!members.empty()) members += ',';
       members += std::to_string(m);
     }
-    std::string baseline = "-";
+    char baseline[64] = "-";
     if (!r.best_baseline.empty())
-      baseline =
-          std::to_string(to_micros(r.baseline_time)).substr(0, 10) + " (" + r.best_baseline + ")";
+      std::snprintf(baseline, sizeof baseline, "%.3f (%s)", to_micros(r.baseline_time),
+                    r.best_baseline.c_str());
     std::printf("  c%-2zu %-14s %10s  %-16s %5d  %12.3f  %12.3f  %-22s %10.3f\n", i,
                 to_string(r.collective.kind).c_str(), format_bytes(r.collective.comm_size).c_str(),
-                members.c_str(), r.per_rank, to_micros(r.time), to_micros(r.astra_time),
-                baseline.c_str(), r.bound_us);
+                members.c_str(), r.per_rank, to_micros(r.time), to_micros(r.astra_time), baseline,
+                r.bound_us);
   }
   double most = 0;
   for (const auto& v : outcome.json["serial_communication_us"])
