@@ -209,6 +209,36 @@ TEST(WorkloadCommand, SummaryRowsAreBoundedAndNoSlowerThanTheBaselines) {
   EXPECT_NEAR(json["serial_communication_us"][0].get<double>(), rank0, 1e-6 * rank0);
 }
 
+TEST(WorkloadCommand, SameInputsWriteTheSameBundleBytes) {
+  SKIP_WITHOUT_WORKLOAD("stg-gpt-dp2-tp4");
+  const fs::path dir = scratch_dir("workload_twice");
+  for (const char* name : {"a", "b"}) {
+    const RunResult r = run_tacos("workload --et " + workload_prefix("stg-gpt-dp2-tp4").string() +
+                                  " --topology fc:8 --out " + (dir / name).string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir / "a")) {
+    if (!entry.is_regular_file()) continue;
+    ++files;
+    const fs::path twin = dir / "b" / fs::relative(entry.path(), dir / "a");
+    if (entry.path().filename() == "workload.json") {
+      // The summary names its own --out; the rest is the same.
+      auto a = nlohmann::json::parse(read_file(entry.path()));
+      auto b = nlohmann::json::parse(read_file(twin));
+      a.erase("out");
+      b.erase("out");
+      EXPECT_EQ(a, b);
+      continue;
+    }
+    EXPECT_TRUE(read_file(entry.path()) == read_file(twin)) << twin;
+  }
+  // workload.json, 8 workload ranks, groups, YAML, network, mem, 4 system configs; the
+  // algorithms: 8 data-parallel collectives of 2 positions, 6 tensor-parallel ones of 4; the 14
+  // alone workloads of 8 ranks.
+  EXPECT_EQ(files, 1 + 8 + 4 + 4 + 8 * 2 + 6 * 4 + 14 * 8);
+}
+
 // ---- ASTRA-sim ---------------------------------------------------------------------------------
 
 TEST(WorkloadAstraRun, RefusesAMultiDimensionalNetworkOnTheCongestionAwareBackend) {

@@ -165,6 +165,66 @@ nlohmann::ordered_json row_json(const WorkloadRow& row) {
   return j;
 }
 
+// What `tacos workload --json` prints, less "out".
+nlohmann::ordered_json summary_json(const WorkloadJob& job, const WorkloadOutcome& outcome) {
+  const ChakraWorkload& workload = outcome.workload;
+  nlohmann::ordered_json json;
+  json["workload"] = workload.prefix;
+  json["ranks"] = workload.ranks;
+  json["topology"] = job.topology.topology;
+  json["link_model"] = "astra";
+  json["compute_nodes_rank0"] = workload.compute_nodes.empty() ? 0 : workload.compute_nodes[0];
+  json["collectives"] = nlohmann::ordered_json::array();
+  for (const WorkloadRow& row : outcome.rows) json["collectives"].push_back(row_json(row));
+  // What tacos predicts without ASTRA-sim: per rank, its collectives one after another
+  // (compute and the overlap of collectives are ASTRA-sim's to time).
+  nlohmann::ordered_json serial = nlohmann::ordered_json::array();
+  for (int r = 0; r < workload.ranks; ++r) {
+    Time total = 0;
+    for (const WorkloadCollNode& n : workload.coll_nodes[static_cast<std::size_t>(r)])
+      total += outcome.rows[static_cast<std::size_t>(n.collective)].astra_time;
+    serial.push_back(to_micros(total));
+  }
+  json["serial_communication_us"] = serial;
+  return json;
+}
+
+// Everything in ASTRA (DIR/astra when moved into place) but the algorithms, written already.
+void write_bundle(const WorkloadJob& job, const WorkloadOutcome& outcome,
+                  const std::string& network, const fs::path& astra) {
+  const ChakraWorkload& workload = outcome.workload;
+  std::vector<int> group_ids;
+  std::string groups = "{";
+  for (const WorkloadRow& row : outcome.rows) {
+    group_ids.push_back(row.group_id);
+    groups += std::string(groups.size() > 1 ? ", " : "") + "\"" + std::to_string(row.group_id) +
+              "\": [" + members_text(row.collective.members) + "]";
+  }
+  write_file_atomically((astra / "groups.json").string(), groups + "}\n");
+  const std::map<std::uint64_t, int> nodes =
+      write_bundle_workload(workload, group_ids, (astra / "workload").string());
+  std::string yaml;
+  std::map<int, std::uint64_t> first_node;
+  for (const auto& [id, c] : nodes) {
+    yaml += std::to_string(id) + ": algorithms/c" + std::to_string(c) + "\n";
+    first_node.emplace(c, id);
+  }
+  write_file_atomically((astra / "implementations.yaml").string(), yaml);
+  for (std::size_t i = 0; i < outcome.rows.size(); ++i) {
+    const WorkloadCollective& c = outcome.rows[i].collective;
+    write_single_collective_workload(workload.ranks, c, outcome.rows[i].group_id,
+                                     first_node.at(static_cast<int>(i)),
+                                     (astra / "alone" / ("c" + std::to_string(i))).string());
+  }
+  write_file_atomically((astra / "network.yml").string(), network);
+  write_file_atomically((astra / "mem.json").string(),
+                        "{\"memory-type\": \"NO_MEMORY_EXPANSION\"}\n");
+  write_file_atomically((astra / "system.json").string(), system_json(job, ""));
+  for (const char* native : {"ring", "direct", "halvingDoubling"})
+    write_file_atomically((astra / (std::string("native-") + native + ".json")).string(),
+                          system_json(job, native));
+}
+
 }  // namespace
 
 WorkloadOutcome run_workload(const WorkloadJob& job) {
@@ -209,60 +269,15 @@ WorkloadOutcome run_workload(const WorkloadJob& job) {
       outcome.rows.push_back(std::move(row));
     }
 
+    outcome.json = summary_json(job, outcome);
     nlohmann::ordered_json& json = outcome.json;
-    json["workload"] = workload.prefix;
-    json["ranks"] = workload.ranks;
-    json["topology"] = job.topology.topology;
-    json["link_model"] = "astra";
-    json["compute_nodes_rank0"] = workload.compute_nodes.empty() ? 0 : workload.compute_nodes[0];
-    json["collectives"] = nlohmann::ordered_json::array();
-    for (const WorkloadRow& row : outcome.rows) json["collectives"].push_back(row_json(row));
-    // What tacos predicts without ASTRA-sim: per rank, its collectives one after another
-    // (compute and the overlap of collectives are ASTRA-sim's to time).
-    nlohmann::ordered_json serial = nlohmann::ordered_json::array();
-    for (int r = 0; r < workload.ranks; ++r) {
-      Time total = 0;
-      for (const WorkloadCollNode& n : workload.coll_nodes[static_cast<std::size_t>(r)])
-        total += outcome.rows[static_cast<std::size_t>(n.collective)].astra_time;
-      serial.push_back(to_micros(total));
-    }
-    json["serial_communication_us"] = serial;
     json["out"] =
         job.out_dir.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(job.out_dir);
     if (job.out_dir.empty()) {
       fs::remove_all(staging);
       return outcome;
     }
-    std::vector<int> group_ids;
-    std::string groups = "{";
-    for (const WorkloadRow& row : outcome.rows) {
-      group_ids.push_back(row.group_id);
-      groups += std::string(groups.size() > 1 ? ", " : "") + "\"" + std::to_string(row.group_id) +
-                "\": [" + members_text(row.collective.members) + "]";
-    }
-    write_file_atomically((astra / "groups.json").string(), groups + "}\n");
-    const std::map<std::uint64_t, int> nodes =
-        write_bundle_workload(workload, group_ids, (astra / "workload").string());
-    std::string yaml;
-    std::map<int, std::uint64_t> first_node;
-    for (const auto& [id, c] : nodes) {
-      yaml += std::to_string(id) + ": algorithms/c" + std::to_string(c) + "\n";
-      first_node.emplace(c, id);
-    }
-    write_file_atomically((astra / "implementations.yaml").string(), yaml);
-    for (std::size_t i = 0; i < outcome.rows.size(); ++i) {
-      const WorkloadCollective& c = outcome.rows[i].collective;
-      write_single_collective_workload(workload.ranks, c, outcome.rows[i].group_id,
-                                       first_node.at(static_cast<int>(i)),
-                                       (astra / "alone" / ("c" + std::to_string(i))).string());
-    }
-    write_file_atomically((astra / "network.yml").string(), *network);
-    write_file_atomically((astra / "mem.json").string(),
-                          "{\"memory-type\": \"NO_MEMORY_EXPANSION\"}\n");
-    write_file_atomically((astra / "system.json").string(), system_json(job, ""));
-    for (const char* native : {"ring", "direct", "halvingDoubling"})
-      write_file_atomically((astra / (std::string("native-") + native + ".json")).string(),
-                            system_json(job, native));
+    write_bundle(job, outcome, *network, astra);
     write_file_atomically((staging / "workload.json").string(), json_text(json) + "\n");
     fs::remove_all(out / "astra");
     fs::rename(astra, out / "astra");
