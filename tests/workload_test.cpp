@@ -186,6 +186,24 @@ TEST(WorkloadCommand, RefusesARingWhereTheTensorParallelGroupNeedsRelays) {
   EXPECT_FALSE(fs::exists(dir / "b" / "workload.json"));
 }
 
+TEST(WorkloadCommand, RefusesACollectiveOfOneRank) {
+  const fs::path dir = scratch_dir("workload_one_rank");
+  tacos::WorkloadCollective c;
+  c.kind = CollectiveKind::kAllGather;
+  c.comm_size = 4096;
+  c.members = {1};
+  tacos::write_single_collective_workload(2, c, 5, 0, (dir / "w").string());
+  {
+    std::ofstream out(dir / "w.json");
+    out << R"({"5": [1]})";
+  }
+  const RunResult r = run_tacos("workload --et " + (dir / "w").string() + " --topology switch:2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "tacos: error: workload: all-gather of 4 KiB on ranks 1: a collective of one rank "
+            "moves no data; tacos has no algorithm to give it\n");
+}
+
 TEST(WorkloadCommand, SummaryRowsAreBoundedAndNoSlowerThanTheBaselines) {
   SKIP_WITHOUT_WORKLOAD("stg-gpt-dp2-tp4");
   const RunResult r = run_tacos("workload --et " + workload_prefix("stg-gpt-dp2-tp4").string() +

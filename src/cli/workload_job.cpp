@@ -76,6 +76,9 @@ std::string system_json(const WorkloadJob& job, const std::string& native) {
 // an algorithm's ranks), with the best baseline and the lower bound beside it.
 WorkloadRow plan_collective(const WorkloadJob& job, const Topology& full,
                             const WorkloadCollective& c, Algorithm& kept) {
+  if (c.members.size() < 2)
+    throw Error("workload: " + describe(c) +
+                ": a collective of one rank moves no data; tacos has no algorithm to give it");
   const std::optional<Topology> group = sub_topology(full, c.members);
   if (!group)
     throw Error("workload: " + describe(c) +
