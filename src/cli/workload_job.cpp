@@ -247,15 +247,16 @@ WorkloadOutcome run_workload(const WorkloadJob& job) {
     throw Error("--topology: " + job.topology.topology +
                 " is not an ASTRA-sim network (ring, fc or switch dimensions)");
 
-  // The bundle is built in a staging folder (inside DIR, or a temporary one when only the
+  // The bundle is built in a staging folder beside DIR (or a temporary one when only the
   // summary is asked for: the replay of the files is part of it) and moved into place when
-  // complete.
-  const fs::path out(job.out_dir);
-  if (!job.out_dir.empty()) fs::create_directories(out);
+  // complete, so a refused workload leaves nothing behind.
+  fs::path out = fs::path(job.out_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();  // "DIR/"
   const fs::path staging =
-      (job.out_dir.empty() ? fs::temp_directory_path() / "tacos-workload-" : out / ".staging-")
-          .string() +
-      std::to_string(::getpid());
+      job.out_dir.empty()
+          ? fs::temp_directory_path() / ("tacos-workload-" + std::to_string(::getpid()))
+          : (out.has_parent_path() ? out.parent_path() : fs::path(".")) /
+                (".tacos-workload-" + out.filename().string() + "-" + std::to_string(::getpid()));
   fs::remove_all(staging);
   const fs::path astra = staging / "astra";
   fs::create_directories(astra / "algorithms");
@@ -282,6 +283,7 @@ WorkloadOutcome run_workload(const WorkloadJob& job) {
     }
     write_bundle(job, outcome, *network, astra);
     write_file_atomically((staging / "workload.json").string(), json_text(json) + "\n");
+    fs::create_directories(out);
     fs::remove_all(out / "astra");
     fs::rename(astra, out / "astra");
     fs::rename(staging / "workload.json", out / "workload.json");
