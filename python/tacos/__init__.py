@@ -26,6 +26,7 @@ __all__ = [
     "synthesize",
     "compare",
     "bound",
+    "workload",
     "simulate",
     "verify",
     "ALGORITHMS",
@@ -370,6 +371,21 @@ def bound(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1, roo
     t = _topology(topology)
     return _tacos.bound(t._native, collective, _size_text(size), _chunks_text(chunks_per_npu),
                         None if root is None else int(root), _npus_text(npus), link_model)
+
+
+def workload(topology, et, comm_groups=None, out=None, algorithm="tacos", chunks_per_npu=16,
+             seed=1):
+    """The collectives of a training-step workload, like ``tacos workload --json`` (a dict:
+    ``collectives``, one per distinct kind, size and group, each with time_us,
+    astra_sim_expected_us, best_baseline, baseline_time_us, lower_bound_us, members, per_rank;
+    ``serial_communication_us`` per rank). ``et``: the workload's PREFIX (PREFIX.RANK.et);
+    ``comm_groups``: its process-group JSON (default PREFIX.json); ``out``: also write the
+    ASTRA-sim bundle there (run it with ``tacos astra-run``). See docs/workload.md."""
+    t = _topology(topology)
+    return _tacos.workload(t._native, _os.fspath(et),
+                           "" if comm_groups is None else _os.fspath(comm_groups),
+                           "" if out is None else _os.fspath(out), algorithm,
+                           _chunks_text(chunks_per_npu), int(seed))
 
 
 def simulate(algorithm, topology=None, link_model="tacos", size=None):

@@ -24,6 +24,7 @@
 #include "tacos/topology/generators.h"
 #include "tacos/topology/loader.h"
 #include "topology_json.h"
+#include "workload_job.h"
 
 namespace py = pybind11;
 
@@ -244,6 +245,26 @@ py::object bound(const NativeTopology& topology, const std::string& collective,
   return to_python(out);
 }
 
+py::object workload(const NativeTopology& topology, const std::string& et,
+                    const std::string& comm_groups, const std::string& out,
+                    const std::string& algorithm, const std::string& chunks_per_npu,
+                    std::uint64_t seed) {
+  cli::WorkloadJob job;
+  job.topology = topology.options;
+  job.et_prefix = et;
+  job.comm_groups = comm_groups;
+  job.out_dir = out;
+  job.algorithm = algorithm;
+  job.chunks_per_npu = chunks_per_npu;
+  job.seed = seed;
+  nlohmann::ordered_json json;
+  {
+    py::gil_scoped_release release;
+    json = cli::run_workload(job).json;
+  }
+  return to_python(json);
+}
+
 py::object run_file(const std::string& path, const std::optional<NativeTopology>& topology,
                     const std::string& link_model, const std::optional<std::string>& size,
                     bool verify) {
@@ -329,6 +350,8 @@ PYBIND11_MODULE(_tacos, m) {
   });
   m.def("bound", &bound, py::arg("topology"), py::arg("collective"), py::arg("size"),
         py::arg("chunks_per_npu"), py::arg("root"), py::arg("npus"), py::arg("link_model"));
+  m.def("workload", &workload, py::arg("topology"), py::arg("et"), py::arg("comm_groups"),
+        py::arg("out"), py::arg("algorithm"), py::arg("chunks_per_npu"), py::arg("seed"));
   m.def("run_file", &run_file, py::arg("path"), py::arg("topology"), py::arg("link_model"),
         py::arg("size"), py::arg("verify"));
 }

@@ -295,3 +295,14 @@ def test_threads_share_one_topology_with_switches():
     for t in threads:
         t.join()
     assert out == serial
+
+
+def test_workload_equals_cli():
+    prefix = os.path.join(SOURCE_DIR, "..", "shared", "data", "workloads", "stg-gpt-dp2-tp4", "gpt")
+    if not os.path.exists(prefix + ".0.et"):
+        pytest.skip(f"workload {prefix} not found (../shared absent)")
+    got = tacos.workload("switch:8", prefix)
+    assert got == cli_json("workload", "--et", prefix, "--topology", "switch:8")
+    assert len(got["collectives"]) == 14
+    with pytest.raises(tacos.Error, match="relays through NPUs outside its group on ring:8"):
+        tacos.workload("ring:8", prefix)

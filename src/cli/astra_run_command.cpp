@@ -1,9 +1,6 @@
 // tacos astra-run DIR: runs a bundle tacos wrote (DIR/astra) through an ASTRA-sim binary and
 // prints ASTRA-sim's time beside tacos's. ASTRA-sim exits 0 even when ranks deadlock, so the
 // run only counts when every rank printed "sys[R] finished, T cycles" and nothing "[critical]".
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,12 +9,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
-#include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "astra_process.h"
+#include "astra_run_workload.h"
 #include "commands.h"
 #include "report.h"
 #include "tacos/common/error.h"
@@ -29,57 +25,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
-bool executable(const fs::path& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// --astra-sim, else $ASTRA_SIM, else the known binary names on PATH (the congestion-unaware one
-// first for multi-dimensional networks, which the congestion-aware backend refuses).
-fs::path find_binary(const std::string& given, bool multi_dimensional) {
-  if (!given.empty()) {
-    if (!executable(given))
-      throw Error("astra-run: --astra-sim " + given + " is not an executable file");
-    return given;
-  }
-  if (const char* env = std::getenv("ASTRA_SIM"); env != nullptr && *env != '\0') {
-    if (!executable(env))
-      throw Error(std::string("astra-run: ASTRA_SIM=") + env + " is not an executable file");
-    return env;
-  }
-  std::vector<std::string> names{"AstraSim_Analytical_Congestion_Aware", "astra_sim",
-                                 "AstraSim_Analytical_Congestion_Unaware"};
-  if (multi_dimensional) std::swap(names[0], names[2]);
-  const char* path_env = std::getenv("PATH");
-  std::stringstream dirs(path_env != nullptr ? path_env : "");
-  std::vector<std::string> path;
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty()) path.push_back(dir);
-  for (const std::string& name : names)
-    for (const std::string& dir : path)
-      if (executable(fs::path(dir) / name)) return fs::path(dir) / name;
-  throw Error(
-      "astra-run: no ASTRA-sim binary found: pass --astra-sim PATH, set ASTRA_SIM, or put "
-      "AstraSim_Analytical_Congestion_Aware (or astra_sim) on PATH");
-}
-
 struct AstraRunCommand {
   std::string dir;
   std::string astra_sim;
   bool json = false;
+  bool alone = false;
 
   void run() const {
+    if (fs::exists(fs::path(dir) / "workload.json")) {
+      run_workload_bundle(dir, astra_sim, json, alone);
+      return;
+    }
+    if (alone) throw Error("astra-run: --alone needs a bundle written by tacos workload");
     fs::path astra = fs::path(dir) / "astra";
     if (!fs::is_directory(astra) && fs::exists(fs::path(dir) / "system.json")) astra = dir;
     for (const char* file : {"system.json", "mem.json"})
@@ -95,18 +52,8 @@ struct AstraRunCommand {
       if (name.rfind("workload.", 0) == 0 && entry.path().extension() == ".et") ++ranks;
     }
     if (ranks == 0) throw Error("astra-run: no workload.RANK.et in " + astra.string());
-    std::string network_text;
-    {
-      std::ifstream in(astra / "network.yml");
-      std::stringstream buffer;
-      buffer << in.rdbuf();
-      network_text = buffer.str();
-    }
-    std::smatch match;
-    const bool multi =
-        std::regex_search(network_text, match, std::regex(R"(topology:\s*\[([^\]]*)\])")) &&
-        match[1].str().find(',') != std::string::npos;
-    const fs::path binary = find_binary(astra_sim, multi);
+    const bool multi = multi_dimensional_network(astra / "network.yml");
+    const fs::path binary = find_astra_binary(astra_sim, multi);
 
     // tacos's own time, from the bundle's ET metadata.
     std::optional<Time> tacos_time;
@@ -121,40 +68,18 @@ struct AstraRunCommand {
       }
     }
 
-    const std::string command = "cd " + shell_quoted(astra.string()) + " && " +
-                                shell_quoted(fs::absolute(binary).string()) +
-                                " --workload-configuration=./workload"
-                                " --system-configuration=system.json"
-                                " --network-configuration=network.yml"
-                                " --remote-memory-configuration=mem.json"
-                                " --logging-folder=log 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) throw Error("astra-run: cannot start " + binary.string());
-    std::string output;
-    char buffer[4096];
-    std::size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-    const int status = pclose(pipe);
-    const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-
-    std::set<int> finished;
-    long long astra_ns = 0;
-    const std::regex line(R"(sys\[(\d+)\] finished, (\d+) cycles)");
-    for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
-         it != std::sregex_iterator(); ++it) {
-      finished.insert(std::stoi((*it)[1]));
-      astra_ns = std::max(astra_ns, std::stoll((*it)[2]));
-    }
-    const bool critical = output.find("[critical]") != std::string::npos;
-    std::vector<int> missing;
-    for (int r = 0; r < ranks; ++r)
-      if (!finished.count(r)) missing.push_back(r);
+    const AstraRun result = run_astra(binary, astra, "./workload", "system.json", "log");
+    const int exit_code = result.exit_code;
+    const bool critical = result.critical;
+    const long long astra_ns = result.max_finished_ns();
+    const std::vector<int> missing = result.unfinished(ranks);
+    const std::size_t finished_count = result.finished_ns.size();
 
     if (json) {
       nlohmann::ordered_json out;
       out["astra_sim"] = binary.string();
       out["ranks"] = ranks;
-      out["finished_ranks"] = static_cast<int>(finished.size());
+      out["finished_ranks"] = static_cast<int>(finished_count);
       out["unfinished_ranks"] = missing;
       out["critical"] = critical;
       out["exit_code"] = exit_code;
@@ -193,13 +118,17 @@ void add_astra_run_command(CLI::App& app) {
   auto cmd = std::make_shared<AstraRunCommand>();
   CLI::App* sub = app.add_subcommand(
       "astra-run",
-      "Run a bundle written by synthesize --format chakra through ASTRA-sim and compare times");
+      "Run a bundle written by synthesize --format chakra or by workload through ASTRA-sim and "
+      "compare times");
   sub->add_option("dir", cmd->dir, "The --out directory (or its astra/ folder)")->required();
   sub->add_option(
       "--astra-sim", cmd->astra_sim,
       "ASTRA-sim binary (default: $ASTRA_SIM, else AstraSim_Analytical_Congestion_Aware "
       "or astra_sim on PATH)");
   sub->add_flag("--json", cmd->json, "Print one JSON object");
+  sub->add_flag("--alone", cmd->alone,
+                "A workload bundle: also run each distinct collective alone and compare it with "
+                "tacos's time");
   sub->callback([cmd] { cmd->run(); });
 }
 

@@ -16,6 +16,7 @@ void add_simulate_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_astra_run_command(CLI::App& app);
+void add_workload_command(CLI::App& app);
 
 // A CLI11 parse error of `app` as one line naming the flag and what it expects (CLI11 alone
 // prints "Could not convert: --root = x" and a second line pointing at --help).

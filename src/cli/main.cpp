@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   tacos::cli::add_verify_command(app);
   tacos::cli::add_convert_command(app);
   tacos::cli::add_astra_run_command(app);
+  tacos::cli::add_workload_command(app);
   if (argc < 2) {
     // No subcommand: say what there is (CLI11 alone would only say one is required).
     std::fputs(app.help().c_str(), stderr);
