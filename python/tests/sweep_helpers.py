@@ -2,6 +2,7 @@
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -67,7 +68,10 @@ def assert_row_equals_cli(row):
                           text=True, timeout=300)
     if row["status"] == "error":
         assert done.returncode == 1
-        assert done.stderr.strip() == "tacos: error: " + row["error"]
+        # The same message, naming the Python parameter where the command names its flag.
+        message = re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"),
+                         done.stderr.strip())
+        assert message == "tacos: error: " + row["error"]
         return
     assert row["status"] == "ok", row
     assert done.returncode == 0, done.stderr
