@@ -50,12 +50,12 @@ def stable_row(row):
 
 def cli_flags(row):
     flags = ["--topology", row["config_topology"], "--collective", row["config_collective"],
-             "--size", row["config_size"], "--chunks-per-npu", row["config_chunks_per_npu"],
+             "--size", row["config_size_bytes"], "--chunks-per-npu", row["config_chunks_per_npu"],
              "--algorithm", row["config_algorithm"], "--link-model", row["config_link_model"],
              "--seed", row["config_seed"], "--trials", row["config_trials"],
              "--switch-model", row["config_switch_model"]]
-    if row["config_bandwidth"]:
-        flags += ["--bandwidth", row["config_bandwidth"]]
+    if row["config_bandwidth_gibps"]:
+        flags += ["--bandwidth", row["config_bandwidth_gibps"]]
     if row["config_latency"]:
         flags += ["--latency", row["config_latency"]]
     return flags
@@ -90,15 +90,10 @@ def run_sweep_cli(*args, timeout=300, env=None):
                           env=env or os.environ.copy())
 
 
-def sweep_popen(*args):
-    return subprocess.Popen([PYTHON, "-m", "tacos.sweep", *map(str, args), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def sorted_stable(rows):
     return sorted((stable_row(r) for r in rows), key=lambda r: r["config_id"])
 
 
 __all__ = ["PYTHON", "SMALL_SWEEP", "SLOW_SWEEP", "write_sweep", "read_csv", "stable_row",
-           "cli_flags", "assert_row_equals_cli", "run_sweep_cli", "sweep_popen",
+           "cli_flags", "assert_row_equals_cli", "run_sweep_cli",
            "sorted_stable", "sys"]
