@@ -88,6 +88,7 @@ _PARAMETER_OF_FLAG = {
     "--all-reduce-mode": "all_reduce_mode",
     "--threads": "threads",
     "--portfolio": "portfolio",
+    "--auto-budget": "auto_budget",
     "--out": "dir",
     "--format": "formats",
     "--algorithm-file": "algorithm",
@@ -299,10 +300,19 @@ def _portfolio_text(portfolio):
     raise Error(f"portfolio: expected True, False, 'on' or 'off', got {portfolio!r}")
 
 
+def _auto_budget_text(auto_budget):
+    if isinstance(auto_budget, bool) or not isinstance(
+            auto_budget, (int, float, _np.integer, _np.floating)) or not auto_budget >= 0:
+        raise Error(f"auto_budget: expected seconds as a number >= 0 (0: no limit), "
+                    f"got {auto_budget!r}")
+    return repr(float(auto_budget))
+
+
 def _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root, npus,
-                     all_reduce_mode, threads, portfolio=True):
+                     all_reduce_mode, threads, portfolio=True, auto_budget=0):
     args = _tacos.CollectiveArgs()
     args.portfolio = _portfolio_text(portfolio)
+    args.auto_budget = _auto_budget_text(auto_budget)
     args.collective = _text("collective", collective, "a collective such as 'all-gather'")
     args.size = _size_text(size)
     args.chunks_per_npu = _chunks_text(chunks_per_npu)
@@ -406,13 +416,17 @@ class Result:
 
 def synthesize(topology, collective="all-gather", size="64MiB", chunks_per_npu=1,
                algorithm="tacos", seed=1, trials=1, link_model="tacos", root=None, npus=None,
-               time_only=False, all_reduce_mode="pipelined", threads=0, portfolio=True):
+               time_only=False, all_reduce_mode="pipelined", threads=0, portfolio=True,
+               auto_budget=0):
     """Synthesizes (or builds a baseline) and verifies one collective algorithm, like
     ``tacos synthesize --json``.
 
     ``topology``: a :class:`Topology` (or a spec string). ``collective``: one of
     :data:`COLLECTIVES`. ``size``: the collective's whole buffer per NPU, bytes or ``"64MiB"``.
     ``chunks_per_npu``: K, or ``"auto"`` (K = 1, 2, 4, ... and the fastest kept).
+    ``auto_budget`` (``--auto-budget``): with ``"auto"``, seconds after which no larger K is
+    started (the K under way is finished; 0, the default: no limit); ``result.auto_stopped``
+    says when it cut the search short (None otherwise).
     ``algorithm``: one of :data:`ALGORITHMS`. ``seed``/``trials``: seeds seed .. seed+trials-1
     are tried, the fastest kept. ``link_model``: ``"tacos"`` or ``"astra"``. ``root``: root NPU
     of broadcast/reduce/gather/scatter. ``npus``: run among these NPUs only (``"0-7,16-23"`` or a
@@ -433,7 +447,7 @@ def synthesize(topology, collective="all-gather", size="64MiB", chunks_per_npu=1
     """
     t = _topology(topology)
     args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
-                            npus, all_reduce_mode, threads, portfolio)
+                            npus, all_reduce_mode, threads, portfolio, auto_budget)
     algorithm = _text("algorithm", algorithm, "one of " + ", ".join(ALGORITHMS))
     if not isinstance(time_only, bool):
         raise Error(f"time_only: expected True or False, got {time_only!r}")

@@ -78,6 +78,7 @@ py::tuple link_values(const NativeTopology& t) {
 struct CollectiveArgs {
   std::string collective, size, chunks_per_npu, link_model, all_reduce_mode;
   std::string portfolio = "on";
+  std::string auto_budget = "0";  // --auto-budget seconds
   std::uint64_t seed = 1;
   int trials = 1, threads = 0;
   std::optional<NpuId> root;
@@ -88,6 +89,7 @@ struct CollectiveArgs {
     flags.seed = seed;
     flags.link_model = link_model;
     flags.portfolio = portfolio;
+    flags.auto_budget = auto_budget;
     c.collective = collective;
     c.size = size;
     c.all_reduce_mode = all_reduce_mode;
@@ -332,6 +334,7 @@ PYBIND11_MODULE(_tacos, m) {
       .def_readwrite("link_model", &CollectiveArgs::link_model)
       .def_readwrite("all_reduce_mode", &CollectiveArgs::all_reduce_mode)
       .def_readwrite("portfolio", &CollectiveArgs::portfolio)
+      .def_readwrite("auto_budget", &CollectiveArgs::auto_budget)
       .def_readwrite("seed", &CollectiveArgs::seed)
       .def_readwrite("trials", &CollectiveArgs::trials)
       .def_readwrite("threads", &CollectiveArgs::threads)

@@ -12,6 +12,7 @@ The YAML file lists values; the sweep runs their product, one task per configura
     link_models: [tacos]   # optional, default [tacos]
     seed: 1                # optional
     trials: 1              # optional
+    auto_budget: 10        # optional: seconds of K search per ``auto`` configuration
 
 Tasks run on a Dask ``LocalCluster`` (worker processes on this machine) or, with
 ``--scheduler ADDRESS``, on the cluster behind that scheduler. Each finished task appends one
@@ -56,6 +57,7 @@ CONFIG_COLUMNS = [
     "config_link_model",
     "config_seed",
     "config_trials",
+    "config_auto_budget",
 ]
 #: The keys of ``tacos synthesize --json`` in its order, from the one list the command prints
 #: them by; ``out``, ``astra_sim``, ``chakra_replay`` and ``msccl_replay`` need --out, which a
@@ -70,7 +72,12 @@ OUTCOME_COLUMNS = ["status", "error"]
 COLUMNS = CONFIG_COLUMNS + LINK_COLUMNS + REPORT_COLUMNS + OUTCOME_COLUMNS
 
 _LIST_KEYS = ("topologies", "collectives", "sizes", "chunks_per_npu", "algorithms", "link_models")
-_SCALAR_KEYS = {"seed", "trials", "name", "description"}
+_SCALAR_KEYS = {"seed", "trials", "auto_budget", "name", "description"}
+#: Seconds an ``auto`` configuration's K search may take before no larger K is started
+#: (``--auto-budget``): mesh2d:4x4 All-Reduce of 1 MiB under the astra link model would
+#: otherwise climb to K = 128-512 for about a minute. The row's ``auto_stopped`` says when it
+#: cut the search short.
+DEFAULT_AUTO_BUDGET = 10
 _TOPOLOGY_KEYS = {"spec", "bandwidth", "latency", "switch_model"}
 
 
@@ -139,6 +146,16 @@ def load_sweep(path):
         raise SweepError(f"{path}: seed: expected a whole number >= 0, got {seed!r}")
     if not isinstance(trials, int) or trials < 1:
         raise SweepError(f"{path}: trials: expected a whole number >= 1, got {trials!r}")
+    auto_budget = doc.get("auto_budget", DEFAULT_AUTO_BUDGET)
+    if isinstance(auto_budget, str):  # YAML reads 1e-3 (no dot) as text
+        try:
+            auto_budget = float(auto_budget)
+        except ValueError:
+            pass
+    if isinstance(auto_budget, bool) or not isinstance(auto_budget, (int, float)) \
+            or not 0 <= auto_budget < float("inf"):
+        raise SweepError(f"{path}: auto_budget: expected seconds as a number >= 0 (0: no "
+                         f"limit), got {auto_budget!r}")
     sizes = []
     for i, size in enumerate(lists["sizes"]):
         try:
@@ -161,6 +178,7 @@ def load_sweep(path):
             "config_link_model": str(lm),
             "config_seed": str(seed),
             "config_trials": str(trials),
+            "config_auto_budget": _text(auto_budget),
         }
         config["config_id"] = config_id(config)
         configs.append(config)
@@ -207,6 +225,7 @@ def run_configuration(config):
             seed=int(config["config_seed"]),
             trials=int(config["config_trials"]),
             link_model=config["config_link_model"],
+            auto_budget=float(config["config_auto_budget"]),
         )
         row.update(result.report)
         row["status"] = "ok"
@@ -401,8 +420,9 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=None,
                         help="LocalCluster worker processes (default: one per core)")
     parser.add_argument("--plot", metavar="DIR",
-                        help="after the sweep, draw time vs size per algorithm and a heat map of "
-                             "bound ratios into DIR (PNG)")
+                        help="after the sweep, draw time and busbw vs size and heat maps of "
+                             "bound ratios into DIR (PNG and SVG; a line per algorithm and "
+                             "system, a picture per link model)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:

@@ -53,7 +53,8 @@ def cli_flags(row):
              "--size", row["config_size_bytes"], "--chunks-per-npu", row["config_chunks_per_npu"],
              "--algorithm", row["config_algorithm"], "--link-model", row["config_link_model"],
              "--seed", row["config_seed"], "--trials", row["config_trials"],
-             "--switch-model", row["config_switch_model"]]
+             "--switch-model", row["config_switch_model"],
+             "--auto-budget", row["config_auto_budget"]]
     if row["config_bandwidth_gibps"]:
         flags += ["--bandwidth", row["config_bandwidth_gibps"]]
     if row["config_latency"]:

@@ -249,6 +249,28 @@ def test_topology_bound_compare_and_write_errors_name_their_parameters(tmp_path)
     assert not any(tmp_path.iterdir())  # nothing written
 
 
+def test_auto_budget_stops_the_k_search_and_says_so():
+    # A budget any K = 1 run exceeds: K = 2 is never started, and the report says so.
+    flags = ["--topology", "mesh2d:4x4", "--collective", "all-reduce", "--size", "1MiB",
+             "--chunks-per-npu", "auto", "--link-model", "astra"]
+    cut = tacos.synthesize("mesh2d:4x4", "all-reduce", "1MiB", "auto", link_model="astra",
+                           auto_budget=1e-9)
+    assert cut.chunks_per_npu == 1
+    assert cut.auto_stopped.startswith(
+        "tacos: the 1e-09 s budget stopped the search after K = 1")
+    assert stable(cut.report) == stable(cli_json("synthesize", *flags, "--auto-budget", "1e-9"))
+    # Unlimited (the default), on a quick case: the search goes past K = 1 and reports nothing.
+    free = tacos.synthesize("torus2d:4x4", "all-gather", "16MiB", "auto", link_model="astra")
+    assert free.chunks_per_npu > 1 and free.auto_stopped is None
+    assert stable(free.report) == stable(cli_json(
+        "synthesize", "--topology", "torus2d:4x4", "--size", "16MiB", "--chunks-per-npu", "auto",
+        "--link-model", "astra"))
+    assert "auto_stopped" not in tacos.synthesize("ring:4", size="1MiB").report  # K given
+    with pytest.raises(tacos.Error, match=r"^auto_budget: expected seconds as a number >= 0 "
+                                          r"\(0: no limit\), got -1$"):
+        tacos.synthesize("ring:4", size="1MiB", chunks_per_npu="auto", auto_budget=-1)
+
+
 def test_defaults_are_the_command_lines():
     # tacos synthesize/bound/compare with only a topology: All-Gather of 64 MiB, K = 1.
     result = tacos.synthesize("torus2d:4x4")

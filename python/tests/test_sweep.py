@@ -6,7 +6,7 @@ import pytest
 
 from sweep_helpers import (SMALL_SWEEP, assert_row_equals_cli, read_csv, run_sweep_cli,
                            stable_row, write_sweep)
-from tacos.sweep import COLUMNS, SweepError, load_sweep, run_configuration
+from tacos.sweep import COLUMNS, SweepError, _csv_value, load_sweep, run_configuration
 
 
 def test_sweep_of_24_configurations_equals_the_cli_one_by_one(tmp_path):
@@ -71,6 +71,22 @@ def test_rows_carry_the_link_values_simulated_and_numeric_sizes(tmp_path):
     assert row["algbw_gbps"] == pytest.approx(2097152 / (row["collective_time_us"] * 1e3))
 
 
+def test_auto_budget_is_per_configuration_and_reported_in_the_row(tmp_path):
+    text = "topologies: [mesh2d:4x4]\nsizes: [1MiB]\nchunks_per_npu: [auto, 2]\n" \
+           "link_models: [astra]\n"
+    default = load_sweep(write_sweep(tmp_path, text, "default.yaml"))
+    assert {c["config_auto_budget"] for c in default} == {"10"}
+    configs = load_sweep(write_sweep(tmp_path, text + "auto_budget: 1e-9\n", "tiny.yaml"))
+    rows = {c["config_chunks_per_npu"]: run_configuration(c) for c in configs}
+    # Any K = 1 run spends more than 1e-9 s: the auto search stops there and the row says so.
+    assert rows["auto"]["chunks_per_npu"] == 1
+    assert rows["auto"]["auto_stopped"].startswith(
+        "tacos: the 1e-09 s budget stopped the search after K = 1")
+    assert rows["2"]["chunks_per_npu"] == 2 and "auto_stopped" not in rows["2"]
+    for row in rows.values():  # as the CSV holds it
+        assert_row_equals_cli({k: str(_csv_value(row.get(k))) for k in COLUMNS})
+
+
 def test_bad_sweep_files_are_clear_errors(tmp_path):
     cases = {
         "topologies: [ring:4]\nsizes: [1MiB]\nalgoritms: [ring]\n": "unknown key(s) algoritms",
@@ -80,6 +96,7 @@ def test_bad_sweep_files_are_clear_errors(tmp_path):
         "topologies: [ring:4]\nsizes: [1MiB, 1048576]\n": "listed twice",
         "topologies: [ring:4]\nsizes: [1MiB, 1XB]\n": "sizes[1]: expected a positive whole number",
         "- just a list\n": "expected a mapping",
+        "topologies: [ring:4]\nsizes: [1MiB]\nauto_budget: -1\n": "auto_budget: expected seconds",
     }
     for i, (text, message) in enumerate(cases.items()):
         path = write_sweep(tmp_path, text, f"bad{i}.yaml")
