@@ -69,8 +69,11 @@ def _algorithms(frame):
 
 
 def _varying(frame, columns):
-    """The columns among ``columns`` that take more than one value in ``frame``."""
-    return [c for c in columns if frame[c].nunique() > 1]
+    """The columns among ``columns`` that tell apart two systems on one topology (a torus at two
+    bandwidths): what a label must name. Values that differ only between topologies (a DGX's
+    link bandwidths against a torus's) are told by the topology's name already."""
+    by_topology = frame.groupby("config_topology")
+    return [c for c in columns if (by_topology[c].nunique() > 1).any()]
 
 
 def _system_label(row, varying):
@@ -112,7 +115,7 @@ def size_figures(frame, value="collective_time_us"):
     algorithms = _algorithms(best)
     # Properties that tell systems apart, over the whole sweep so that labels agree between
     # figures; the topology is in the panel's title.
-    varying = _varying(best, [c for c in _SYSTEM_COLUMNS if c != "config_topology"])
+    varying = _varying(best, _SYSTEM_COLUMNS[1:])
     systems = list(dict.fromkeys(_system_label(r, varying) for _, r in best.iterrows()))
     series = [(a, s) for a in algorithms for s in systems]
     colors = plt.get_cmap("tab10" if len(series) <= 10 else "tab20")
@@ -176,9 +179,8 @@ def bound_ratio_figures(frame):
 
     best = _best_over_chunks(frame)
     ratios = best.dropna(subset=["bound_ratio"])
-    varying = _varying(ratios, [c for c in _SYSTEM_COLUMNS if c != "link_model"])
-    if "config_topology" not in varying:
-        varying = ["config_topology"] + varying  # rows always name their topology
+    # Rows name their topology and what tells its systems apart (the link model is the figure).
+    varying = ["config_topology"] + _varying(ratios, _SYSTEM_COLUMNS[1:-1])
     figures = []
     for model, data, suffix in _per_model(ratios):
         data = data.assign(system=data.apply(lambda r: _system_label(r, varying), axis=1))

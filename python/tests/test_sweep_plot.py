@@ -96,3 +96,20 @@ def test_four_systems_draw_four_labelled_lines_per_picture(tmp_path):
             svg = tmp_path / "plots" / f"{stem}_{model}.svg"
             assert png.read_bytes()[:4] == b"\x89PNG"
             assert b"<svg" in svg.read_bytes()[:1000]
+
+
+def test_labels_name_only_what_tells_systems_of_one_topology_apart():
+    import pandas as pd
+
+    from tacos.sweep_plot import _SYSTEM_COLUMNS, _varying
+
+    def frame(systems):
+        return pd.DataFrame([dict(zip(_SYSTEM_COLUMNS, s)) for s in systems])
+
+    dgx = ("dgx-a100:2", "300,25", "0.25,1", "device", "tacos")
+    torus = ("torus2d:4x4", "50", "0.5", "device", "tacos")
+    # A DGX's link values differ from a torus's, but its name says so already.
+    assert _varying(frame([dgx, torus]), _SYSTEM_COLUMNS[1:]) == []
+    slow = ("torus2d:4x4", "10", "0.5", "device", "astra")
+    assert _varying(frame([dgx, torus, slow]), _SYSTEM_COLUMNS[1:]) == [
+        "link_bandwidth_gibps", "link_model"]
