@@ -91,7 +91,6 @@ _PARAMETER_OF_FLAG = {
     "--auto-budget": "auto_budget",
     "--out": "dir",
     "--format": "formats",
-    "--algorithm-file": "algorithm",
 }
 _FLAG = _re.compile(r"--[a-z][a-z-]*[a-z]")
 
