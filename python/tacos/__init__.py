@@ -7,13 +7,16 @@ bandwidth in GB/s (2^30 B/s), latency in microseconds (numbers) or strings with 
 ``ms``; times come back in microseconds.
 
 Every call releases the GIL while C++ runs, so Python threads synthesize in parallel. Bad input
-raises :class:`tacos.Error` (a ``ValueError``) with the command line's message.
+raises :class:`tacos.Error` (a ``ValueError``) whose message starts with the Python parameter's
+name (``size: expected ..., got -5``); the defaults are the command line's (``all-gather``,
+``64MiB``, K = 1, link model ``tacos``).
 
 Sweeps over many configurations on Dask: ``python3 -m tacos.sweep SWEEP.yaml --out results.csv``
 (see :mod:`tacos.sweep`).
 """
 
 import os as _os
+import re as _re
 
 import numpy as _np
 
@@ -66,38 +69,101 @@ TRANSFER_DTYPE = _np.dtype(
 )
 
 
+# The command line's flags and the Python parameters they are (messages from C++ name flags).
+_PARAMETER_OF_FLAG = {
+    "--topology": "topology",
+    "--bandwidth": "bandwidth",
+    "--latency": "latency",
+    "--switch-model": "switch_model",
+    "--collective": "collective",
+    "--size": "size",
+    "--chunks-per-npu": "chunks_per_npu",
+    "--algorithm": "algorithm",
+    "--algorithms": "algorithms",
+    "--seed": "seed",
+    "--trials": "trials",
+    "--link-model": "link_model",
+    "--root": "root",
+    "--npus": "npus",
+    "--time-only": "time_only",
+    "--all-reduce-mode": "all_reduce_mode",
+    "--threads": "threads",
+    "--portfolio": "portfolio",
+    "--auto-budget": "auto_budget",
+    "--out": "dir",
+    "--format": "formats",
+}
+_FLAG = _re.compile(r"--[a-z][a-z-]*[a-z]")
+
+
+class _PythonNames:
+    """Re-raises a tacos.Error from C++ with the Python parameters' names in place of the
+    command line's flags ("--size: ..." -> "size: ..."), so the message names what the caller
+    wrote. ``renamed``: flags whose parameter has another name in this call (``spec``)."""
+
+    def __init__(self, **renamed):
+        self.renamed = {"--" + flag.replace("_", "-"): name for flag, name in renamed.items()}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if kind is None or not issubclass(kind, Error):
+            return False
+        names = {**_PARAMETER_OF_FLAG, **self.renamed}
+        text = _FLAG.sub(lambda m: names.get(m.group(0), m.group(0)), str(error))
+        raise Error(text) from None
+
+
+def _whole_number(name, value, minimum):
+    """An int (not a bool) >= minimum, else tacos.Error naming the parameter and the value."""
+    if isinstance(value, bool) or not isinstance(value, (int, _np.integer)) or value < minimum:
+        raise Error(f"{name}: expected a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _text(name, value, expected):
+    """A string parameter; anything else (None, a list, ...) is a tacos.Error naming it."""
+    if not isinstance(value, str):
+        raise Error(f"{name}: expected {expected}, got {value!r}")
+    return value
+
+
 def _size_text(size):
     """An int (bytes) or a string with a unit -> the command line's --size text."""
-    if isinstance(size, bool):
-        raise Error("--size: expected bytes as an int or a string like '64MiB', got a bool")
-    if isinstance(size, (int, _np.integer)):
-        return str(int(size))
+    expected = "a positive number of bytes as an int or a string like '64MiB'"
+    if isinstance(size, bool) or not isinstance(size, (int, _np.integer, str)):
+        raise Error(f"size: expected {expected}, got {size!r}")
     if isinstance(size, str):
         return size
-    raise Error(f"--size: expected bytes as an int or a string like '64MiB', got {size!r}")
+    if size <= 0:
+        raise Error(f"size: expected {expected}, got {size!r}")
+    return str(int(size))
 
 
 def _chunks_text(chunks_per_npu):
-    if isinstance(chunks_per_npu, (int, _np.integer)) and not isinstance(chunks_per_npu, bool):
-        return str(int(chunks_per_npu))
     if isinstance(chunks_per_npu, str):
         return chunks_per_npu
-    raise Error(f"--chunks-per-npu: expected a whole number >= 1 or 'auto', got {chunks_per_npu!r}")
+    if isinstance(chunks_per_npu, (int, _np.integer)) and not isinstance(chunks_per_npu, bool) \
+            and chunks_per_npu >= 1:
+        return str(int(chunks_per_npu))
+    raise Error("chunks_per_npu: expected a whole number >= 1 or 'auto', "
+                f"got {chunks_per_npu!r}")
 
 
-def _list_text(value):
+def _list_text(name, value):
     """None -> "" (the default), a number or a list of numbers -> "50" / "50,25", text as is.
     Bare numbers mean GB/s for bandwidth and microseconds for latency, as on the command line."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, (list, tuple)):
-        return ",".join(_list_text(v) for v in value)
+    if isinstance(value, (list, tuple)) and value and not any(v is None for v in value):
+        return ",".join(_list_text(name, v) for v in value)
     if isinstance(value, (int, float, _np.integer, _np.floating)) and not isinstance(value, bool):
         text = repr(float(value))
         return text[:-2] if text.endswith(".0") else text
-    raise Error(f"expected a number, a string or a list of them, got {value!r}")
+    raise Error(f"{name}: expected a number, a string or a list of them, got {value!r}")
 
 
 def _npus_text(npus):
@@ -105,7 +171,15 @@ def _npus_text(npus):
         return None
     if isinstance(npus, str):
         return npus
-    return ",".join(str(int(n)) for n in npus)
+    if isinstance(npus, (list, tuple, range, _np.ndarray)) and all(
+            isinstance(n, (int, _np.integer)) and not isinstance(n, bool) for n in npus):
+        return ",".join(str(int(n)) for n in npus)
+    raise Error(f"npus: expected NPU ids as a list of ints or a string like '0-7,16-23', "
+                f"got {npus!r}")
+
+
+def _root(root):
+    return None if root is None else _whole_number("root", root, 0)
 
 
 class Topology:
@@ -129,15 +203,28 @@ class Topology:
         are store-and-forward devices) or ``"unwind"`` (the TACOS paper's direct links).
         Raises :class:`tacos.Error` for an unknown spec.
         """
-        bw, lat = _list_text(bandwidth), _list_text(latency)
-        return cls(_tacos.load_topology(spec, bw, lat, switch_model), bw, lat, switch_model)
+        return cls._from_spec(spec, bandwidth, latency, switch_model, parameter="spec")
+
+    @classmethod
+    def _from_spec(cls, spec, bandwidth, latency, switch_model, parameter):
+        """from_spec with errors naming ``parameter`` for the spec (``topology`` when a function
+        was given a spec string)."""
+        spec = _text(parameter, spec, "a generator spec such as 'torus2d:8x8'")
+        bw, lat = _list_text("bandwidth", bandwidth), _list_text("latency", latency)
+        switch_model = _text("switch_model", switch_model, "'device' or 'unwind'")
+        with _PythonNames(topology=parameter):
+            return cls(_tacos.load_topology(spec, bw, lat, switch_model), bw, lat, switch_model)
 
     @classmethod
     def from_file(cls, path, switch_model="device"):
         """Loads a topology file (tacos YAML or ASTRA-sim network YAML); link numbers come from
         the file. Raises :class:`tacos.Error` with ``file:line: what was expected``."""
+        if not isinstance(path, (str, _os.PathLike)):
+            raise Error(f"path: expected a file name (str or os.PathLike), got {path!r}")
         path = _os.fspath(path)
-        return cls(_tacos.load_topology(path, "", "", switch_model), "", "", switch_model)
+        switch_model = _text("switch_model", switch_model, "'device' or 'unwind'")
+        with _PythonNames():
+            return cls(_tacos.load_topology(path, "", "", switch_model), "", "", switch_model)
 
     def __reduce__(self):  # picklable for Dask: re-loaded from its spec on the other side
         spec, bw, lat, switch_model = self._args
@@ -168,6 +255,17 @@ class Topology:
         """Number of directed links."""
         return self._native.links
 
+    @property
+    def link_bandwidths_gibps(self):
+        """The distinct bandwidths of its links, largest first, in GB/s of 2^30 B/s (the
+        input convention): what was simulated, including a generator's own defaults."""
+        return tuple(self._native.link_values()[0])
+
+    @property
+    def link_latencies_us(self):
+        """The distinct latencies of its links in microseconds, smallest first."""
+        return tuple(self._native.link_values()[1])
+
     def describe(self):
         """What ``tacos topology describe --json`` prints: NPUs, switches, links, degree range,
         diameter, ingress bandwidth, connectivity (a dict)."""
@@ -189,8 +287,9 @@ def _topology(topology):
         text = _os.fspath(topology)
         if text.endswith((".yaml", ".yml")):
             return Topology.from_file(text)
-        return Topology.from_spec(text)
-    raise Error(f"--topology: expected a tacos.Topology or a spec string, got {topology!r}")
+        return Topology._from_spec(text, None, None, "device", parameter="topology")
+    raise Error(f"topology: expected a tacos.Topology, a spec string or a file name, "
+                f"got {topology!r}")
 
 
 def _portfolio_text(portfolio):
@@ -198,24 +297,32 @@ def _portfolio_text(portfolio):
         return "on" if portfolio else "off"
     if isinstance(portfolio, str):
         return portfolio  # "on" or "off"; anything else gets the command line's error
-    raise Error(f"--portfolio: expected True, False, 'on' or 'off', got {portfolio!r}")
+    raise Error(f"portfolio: expected True, False, 'on' or 'off', got {portfolio!r}")
+
+
+def _auto_budget_text(auto_budget):
+    if isinstance(auto_budget, bool) or not isinstance(
+            auto_budget, (int, float, _np.integer, _np.floating)) or not auto_budget >= 0:
+        raise Error(f"auto_budget: expected seconds as a number >= 0 (0: no limit), "
+                    f"got {auto_budget!r}")
+    return repr(float(auto_budget))
 
 
 def _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root, npus,
-                     all_reduce_mode, threads, portfolio=True):
+                     all_reduce_mode, threads, portfolio=True, auto_budget=0):
     args = _tacos.CollectiveArgs()
     args.portfolio = _portfolio_text(portfolio)
-    args.collective = collective
+    args.auto_budget = _auto_budget_text(auto_budget)
+    args.collective = _text("collective", collective, "a collective such as 'all-gather'")
     args.size = _size_text(size)
     args.chunks_per_npu = _chunks_text(chunks_per_npu)
-    args.link_model = link_model
-    args.all_reduce_mode = all_reduce_mode
-    if isinstance(seed, bool) or not isinstance(seed, (int, _np.integer)) or seed < 0:
-        raise Error(f"--seed: expected a whole number >= 0, got {seed!r}")
-    args.seed = int(seed)
-    args.trials = int(trials)
-    args.threads = int(threads)
-    args.root = None if root is None else int(root)
+    args.link_model = _text("link_model", link_model, "'tacos' or 'astra'")
+    args.all_reduce_mode = _text("all_reduce_mode", all_reduce_mode,
+                                 "'pipelined' or 'sequential'")
+    args.seed = _whole_number("seed", seed, 0)
+    args.trials = _whole_number("trials", trials, 1)
+    args.threads = _whole_number("threads", threads, 0)
+    args.root = _root(root)
     args.npus = _npus_text(npus)
     return args
 
@@ -296,20 +403,31 @@ class Result:
         simulated schedule), ``view.html`` (format ``html``: the viewer). All or nothing: formats are staged and moved in only
         when every one succeeded. Returns the ``astra_sim`` object of ``--json`` (what ASTRA-sim
         will report for the bundle) when ``chakra`` is written, else None."""
+        if not isinstance(dir, (str, _os.PathLike)):
+            raise Error(f"dir: expected a folder name (str or os.PathLike), got {dir!r}")
         if isinstance(formats, str):
             formats = (formats,)
-        return self._native.write(_os.fspath(dir), ",".join(formats))
+        if not isinstance(formats, (list, tuple)) or not formats or not all(
+                isinstance(f, str) for f in formats):
+            raise Error("formats: expected 'json', 'chakra', 'msccl' or a list of them, "
+                        f"got {formats!r}")
+        with _PythonNames():
+            return self._native.write(_os.fspath(dir), ",".join(formats))
 
 
-def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
+def synthesize(topology, collective="all-gather", size="64MiB", chunks_per_npu=1,
                algorithm="tacos", seed=1, trials=1, link_model="tacos", root=None, npus=None,
-               time_only=False, all_reduce_mode="pipelined", threads=0, portfolio=True):
+               time_only=False, all_reduce_mode="pipelined", threads=0, portfolio=True,
+               auto_budget=0):
     """Synthesizes (or builds a baseline) and verifies one collective algorithm, like
     ``tacos synthesize --json``.
 
     ``topology``: a :class:`Topology` (or a spec string). ``collective``: one of
     :data:`COLLECTIVES`. ``size``: the collective's whole buffer per NPU, bytes or ``"64MiB"``.
     ``chunks_per_npu``: K, or ``"auto"`` (K = 1, 2, 4, ... and the fastest kept).
+    ``auto_budget`` (``--auto-budget``): with ``"auto"``, seconds after which no larger K is
+    started (the K under way is finished; 0, the default: no limit); ``result.auto_stopped``
+    says when it cut the search short (None otherwise).
     ``algorithm``: one of :data:`ALGORITHMS`. ``seed``/``trials``: seeds seed .. seed+trials-1
     are tried, the fastest kept. ``link_model``: ``"tacos"`` or ``"astra"``. ``root``: root NPU
     of broadcast/reduce/gather/scatter. ``npus``: run among these NPUs only (``"0-7,16-23"`` or a
@@ -322,17 +440,23 @@ def synthesize(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1
     why) and ``result.greedy_time_us`` is tacos's own schedule's time (the greedy, with message
     coalescing on direct links under the tacos link model, and its ports' orders justified
     through switches). False: the TACOS greedy without baselines, not coalesced (still
-    justified). Not run with ``time_only`` nor beyond 1M estimated baseline transfers.
+    justified). Not run with ``time_only`` nor beyond 262,144 estimated baseline
+    transfers (``kPortfolioBudget``; ``portfolio_skipped`` says so).
 
-    Returns a :class:`Result`. Raises :class:`tacos.Error` with the command line's message.
+    Returns a :class:`Result`. Raises :class:`tacos.Error` naming the parameter and the value it
+    got.
     """
     t = _topology(topology)
     args = _collective_args(collective, size, chunks_per_npu, seed, trials, link_model, root,
-                            npus, all_reduce_mode, threads, portfolio)
-    return Result(_tacos.synthesize(t._native, args, algorithm, bool(time_only)))
+                            npus, all_reduce_mode, threads, portfolio, auto_budget)
+    algorithm = _text("algorithm", algorithm, "one of " + ", ".join(ALGORITHMS))
+    if not isinstance(time_only, bool):
+        raise Error(f"time_only: expected True or False, got {time_only!r}")
+    with _PythonNames():
+        return Result(_tacos.synthesize(t._native, args, algorithm, time_only))
 
 
-def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
+def compare(topology, collective="all-gather", size="64MiB", chunks_per_npu=1,
             algorithms=None, seed=1, trials=1, link_model="tacos", root=None, npus=None,
             all_reduce_mode="pipelined", threads=0, portfolio=True):
     """Runs TACOS and the baselines through the same simulator, like ``tacos compare --json``.
@@ -354,23 +478,33 @@ def compare(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1,
                             npus, all_reduce_mode, threads, portfolio)
     if algorithms is None:
         names = ""  # every algorithm the fabric can run, as the command line's default
+    elif isinstance(algorithms, str):
+        names = algorithms
+    elif isinstance(algorithms, (list, tuple)) and algorithms and all(
+            isinstance(a, str) for a in algorithms):
+        names = ",".join(algorithms)
     else:
-        names = algorithms if isinstance(algorithms, str) else ",".join(algorithms)
-    out = _tacos.compare(t._native, args, names)
+        raise Error(f"algorithms: expected None, a list of names from tacos.ALGORITHMS or a "
+                    f"string like 'tacos,ring', got {algorithms!r}")
+    with _PythonNames():
+        out = _tacos.compare(t._native, args, names)
     frame = pd.DataFrame(out.pop("results"))
     frame.attrs.update(out)
     return frame
 
 
-def bound(topology, collective="all-reduce", size="64MiB", chunks_per_npu=1, root=None,
+def bound(topology, collective="all-gather", size="64MiB", chunks_per_npu=1, root=None,
           npus=None, link_model="tacos"):
     """Lower bounds on the collective's time, like ``tacos bound --json`` (a dict: lower_bound_us,
     latency_bound_us, bandwidth_bound_us, store_and_forward_bound_us (a bound under the tacos
     link model on switch fabrics, None where it does not apply), algbw_at_bound_gbps,
     busbw_at_bound_gbps (GB/s of 10^9 B/s, as nccl-tests), method, ...)."""
     t = _topology(topology)
-    return _tacos.bound(t._native, collective, _size_text(size), _chunks_text(chunks_per_npu),
-                        None if root is None else int(root), _npus_text(npus), link_model)
+    collective = _text("collective", collective, "a collective such as 'all-gather'")
+    link_model = _text("link_model", link_model, "'tacos' or 'astra'")
+    size, chunks, npus = _size_text(size), _chunks_text(chunks_per_npu), _npus_text(npus)
+    with _PythonNames():
+        return _tacos.bound(t._native, collective, size, chunks, _root(root), npus, link_model)
 
 
 def workload(topology, et, comm_groups=None, out=None, algorithm="tacos", chunks_per_npu=16,
@@ -393,9 +527,7 @@ def simulate(algorithm, topology=None, link_model="tacos", size=None):
     prefix/directory) with the congestion-aware simulator, like ``tacos simulate --json``.
     ``topology``: what it runs on (default: fully connected among its NPUs). ``size``: for files
     that carry none. Returns the dict (collective_time_us, messages, verified, ...)."""
-    t = None if topology is None else _topology(topology)._native
-    return _tacos.run_file(_os.fspath(algorithm), t, link_model,
-                           None if size is None else _size_text(size), False)
+    return _run_file(algorithm, topology, link_model, size, verify=False)
 
 
 def verify(algorithm, topology=None, link_model="tacos", size=None, transfers=None):
@@ -432,6 +564,16 @@ def verify(algorithm, topology=None, link_model="tacos", size=None, transfers=No
         if not out["verified"]:
             raise Error("verify: transfers: " + out["verify_error"])
         return out
+    return _run_file(algorithm, topology, link_model, size, verify=True)
+
+
+def _run_file(algorithm, topology, link_model, size, verify):
+    """simulate() and verify() of an algorithm file: the command line's run of --algorithm."""
+    if not isinstance(algorithm, (str, _os.PathLike)):
+        raise Error(f"algorithm: expected a file name (str or os.PathLike) or a tacos.Result, "
+                    f"got {algorithm!r}")
     t = None if topology is None else _topology(topology)._native
-    return _tacos.run_file(_os.fspath(algorithm), t, link_model,
-                           None if size is None else _size_text(size), True)
+    link_model = _text("link_model", link_model, "'tacos' or 'astra'")
+    size = None if size is None else _size_text(size)
+    with _PythonNames():
+        return _tacos.run_file(_os.fspath(algorithm), t, link_model, size, verify)

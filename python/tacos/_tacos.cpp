@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +22,7 @@
 #include "synthesize_job.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
+#include "tacos/common/units.h"
 #include "tacos/synthesis/request.h"
 #include "tacos/topology/generators.h"
 #include "tacos/topology/loader.h"
@@ -53,10 +56,30 @@ NativeTopology load(const std::string& spec, const std::string& bandwidth,
   return t;
 }
 
+// The distinct link bandwidths (GB/s of 2^30 B/s, largest first) and latencies (us, smallest
+// first) of the loaded topology: the values a sweep row was simulated with when its
+// configuration left them to the generator's defaults.
+py::tuple link_values(const NativeTopology& t) {
+  std::vector<double> bandwidths;
+  std::vector<Time> latencies;
+  for (const Link& link : t.full->links()) {
+    bandwidths.push_back(link.bandwidth_gbps);
+    latencies.push_back(link.latency_ps);
+  }
+  std::sort(bandwidths.begin(), bandwidths.end(), std::greater<>());
+  bandwidths.erase(std::unique(bandwidths.begin(), bandwidths.end()), bandwidths.end());
+  std::sort(latencies.begin(), latencies.end());
+  latencies.erase(std::unique(latencies.begin(), latencies.end()), latencies.end());
+  py::list latencies_us;
+  for (Time l : latencies) latencies_us.append(to_micros(l));
+  return py::make_tuple(py::cast(bandwidths), latencies_us);
+}
+
 // The CLI's collective flags from keyword arguments (strings as the command line takes them).
 struct CollectiveArgs {
   std::string collective, size, chunks_per_npu, link_model, all_reduce_mode;
   std::string portfolio = "on";
+  std::string auto_budget = "0";  // --auto-budget seconds
   std::uint64_t seed = 1;
   int trials = 1, threads = 0;
   std::optional<NpuId> root;
@@ -67,6 +90,7 @@ struct CollectiveArgs {
     flags.seed = seed;
     flags.link_model = link_model;
     flags.portfolio = portfolio;
+    flags.auto_budget = auto_budget;
     c.collective = collective;
     c.size = size;
     c.all_reduce_mode = all_reduce_mode;
@@ -301,6 +325,7 @@ PYBIND11_MODULE(_tacos, m) {
       .def_property_readonly("npus", [](const NativeTopology& t) { return t.full->npus(); })
       .def_property_readonly("switches", [](const NativeTopology& t) { return t.full->switches(); })
       .def_property_readonly("links", [](const NativeTopology& t) { return t.full->num_links(); })
+      .def("link_values", &link_values)
       .def("describe", [](const NativeTopology& t) {
         nlohmann::ordered_json out;
         {
@@ -309,6 +334,13 @@ PYBIND11_MODULE(_tacos, m) {
         }
         return to_python(out);
       });
+  // --size's parser, so that a sweep file's sizes are checked and read as the command reads them.
+  m.def(
+      "parse_size",
+      [](const std::string& text, const std::string& what) {
+        return tacos::parse_size(text, what);
+      },
+      py::arg("text"), py::arg("what"));
   m.def("load_topology", &load, py::arg("spec"), py::arg("bandwidth"), py::arg("latency"),
         py::arg("switch_model"));
 
@@ -320,6 +352,7 @@ PYBIND11_MODULE(_tacos, m) {
       .def_readwrite("link_model", &CollectiveArgs::link_model)
       .def_readwrite("all_reduce_mode", &CollectiveArgs::all_reduce_mode)
       .def_readwrite("portfolio", &CollectiveArgs::portfolio)
+      .def_readwrite("auto_budget", &CollectiveArgs::auto_budget)
       .def_readwrite("seed", &CollectiveArgs::seed)
       .def_readwrite("trials", &CollectiveArgs::trials)
       .def_readwrite("threads", &CollectiveArgs::threads)

@@ -12,11 +12,13 @@ The YAML file lists values; the sweep runs their product, one task per configura
     link_models: [tacos]   # optional, default [tacos]
     seed: 1                # optional
     trials: 1              # optional
+    auto_budget: 10        # optional: seconds of K search per ``auto`` configuration
 
 Tasks run on a Dask ``LocalCluster`` (worker processes on this machine) or, with
 ``--scheduler ADDRESS``, on the cluster behind that scheduler. Each finished task appends one
-row to the CSV at once: the configuration (``config_*`` columns), every key of
-``tacos synthesize --json``, ``status`` (``ok``; ``error``: tacos refused the configuration, the
+row to the CSV at once: the configuration (``config_*`` columns, as given), the link bandwidths
+and latencies it was simulated with (``link_bandwidth_gibps``, ``link_latency_us``: defaults
+resolved), every key of ``tacos synthesize --json``, ``status`` (``ok``; ``error``: tacos refused the configuration, the
 message is in ``error``; ``failed``: the task itself died, e.g. its worker was lost too often) and
 ``error``. ``tacos`` runs with its portfolio (``portfolio_winner`` names the schedule kept,
 ``greedy_time_us`` is tacos's own schedule's time before the baselines). Re-running with the same ``--out`` skips configurations that have an ``ok`` or
@@ -27,7 +29,9 @@ import argparse
 import csv
 import hashlib
 import itertools
+import logging
 import os
+import signal
 import sys
 import time
 
@@ -35,32 +39,45 @@ import yaml
 
 from . import _tacos
 
-#: The configuration columns, then the keys of ``tacos synthesize --json`` (REPORT_COLUMNS),
-#: then the outcome.
+#: The configuration columns (as the sweep file gives them; blank bandwidth or latency: the
+#: generator's own), the link values that configuration resolved to, then the keys of
+#: ``tacos synthesize --json`` (REPORT_COLUMNS), then the outcome. Bandwidth columns name their
+#: unit: ``gibps`` is GB/s of 2^30 B/s (inputs: --bandwidth, topology files), ``gbps`` GB/s of
+#: 10^9 B/s (the reported algbw/busbw, as nccl-tests).
 CONFIG_COLUMNS = [
     "config_id",
     "config_topology",
-    "config_bandwidth",
+    "config_bandwidth_gibps",
     "config_latency",
     "config_switch_model",
     "config_collective",
-    "config_size",
+    "config_size_bytes",
     "config_chunks_per_npu",
     "config_algorithm",
     "config_link_model",
     "config_seed",
     "config_trials",
+    "config_auto_budget",
 ]
 #: The keys of ``tacos synthesize --json`` in its order, from the one list the command prints
 #: them by; ``out``, ``astra_sim``, ``chakra_replay`` and ``msccl_replay`` need --out, which a
 #: sweep never gives.
 REPORT_COLUMNS = [key for key in _tacos.synthesize_keys()
                   if key not in ("out", "astra_sim", "chakra_replay", "msccl_replay")]
+#: What the topology of the row was simulated with, defaults resolved: its distinct link
+#: bandwidths (largest first) and latencies (smallest first), comma-separated when several.
+#: The resolved chunk count K of ``auto`` is ``chunks_per_npu``.
+LINK_COLUMNS = ["link_bandwidth_gibps", "link_latency_us"]
 OUTCOME_COLUMNS = ["status", "error"]
-COLUMNS = CONFIG_COLUMNS + REPORT_COLUMNS + OUTCOME_COLUMNS
+COLUMNS = CONFIG_COLUMNS + LINK_COLUMNS + REPORT_COLUMNS + OUTCOME_COLUMNS
 
 _LIST_KEYS = ("topologies", "collectives", "sizes", "chunks_per_npu", "algorithms", "link_models")
-_SCALAR_KEYS = {"seed", "trials", "name", "description"}
+_SCALAR_KEYS = {"seed", "trials", "auto_budget", "name", "description"}
+#: Seconds an ``auto`` configuration's K search may take before no larger K is started
+#: (``--auto-budget``): mesh2d:4x4 All-Reduce of 1 MiB under the astra link model would
+#: otherwise climb to K = 128-512 for about a minute. The row's ``auto_stopped`` says when it
+#: cut the search short.
+DEFAULT_AUTO_BUDGET = 10
 _TOPOLOGY_KEYS = {"spec", "bandwidth", "latency", "switch_model"}
 
 
@@ -129,22 +146,39 @@ def load_sweep(path):
         raise SweepError(f"{path}: seed: expected a whole number >= 0, got {seed!r}")
     if not isinstance(trials, int) or trials < 1:
         raise SweepError(f"{path}: trials: expected a whole number >= 1, got {trials!r}")
+    auto_budget = doc.get("auto_budget", DEFAULT_AUTO_BUDGET)
+    if isinstance(auto_budget, str):  # YAML reads 1e-3 (no dot) as text
+        try:
+            auto_budget = float(auto_budget)
+        except ValueError:
+            pass
+    if isinstance(auto_budget, bool) or not isinstance(auto_budget, (int, float)) \
+            or not 0 <= auto_budget < float("inf"):
+        raise SweepError(f"{path}: auto_budget: expected seconds as a number >= 0 (0: no "
+                         f"limit), got {auto_budget!r}")
+    sizes = []
+    for i, size in enumerate(lists["sizes"]):
+        try:
+            sizes.append(_tacos.parse_size(_text(size), f"sizes[{i}]"))
+        except _tacos.Error as e:
+            raise SweepError(f"{path}: {e}") from None
     configs = []
     for (spec, bw, lat, sm), coll, size, k, alg, lm in itertools.product(
-            topologies, lists["collectives"], lists["sizes"], lists["chunks_per_npu"],
+            topologies, lists["collectives"], sizes, lists["chunks_per_npu"],
             lists["algorithms"], lists["link_models"]):
         config = {
             "config_topology": spec,
-            "config_bandwidth": bw,
+            "config_bandwidth_gibps": bw,
             "config_latency": lat,
             "config_switch_model": sm,
             "config_collective": str(coll),
-            "config_size": _text(size),
+            "config_size_bytes": str(size),
             "config_chunks_per_npu": _text(k),
             "config_algorithm": str(alg),
             "config_link_model": str(lm),
             "config_seed": str(seed),
             "config_trials": str(trials),
+            "config_auto_budget": _text(auto_budget),
         }
         config["config_id"] = config_id(config)
         configs.append(config)
@@ -169,8 +203,8 @@ def run_configuration(config):
     import tacos
 
     row = dict(config)
-    key = (config["config_topology"], config["config_bandwidth"], config["config_latency"],
-           config["config_switch_model"])
+    key = (config["config_topology"], config["config_bandwidth_gibps"],
+           config["config_latency"], config["config_switch_model"])
     try:
         topology = _topology_cache.get(key)
         if topology is None:
@@ -180,15 +214,18 @@ def run_configuration(config):
             else:
                 topology = tacos.Topology.from_spec(spec, bw or None, lat or None, sm)
             _topology_cache[key] = topology
+        row["link_bandwidth_gibps"] = _text(list(topology.link_bandwidths_gibps))
+        row["link_latency_us"] = _text(list(topology.link_latencies_us))
         result = tacos.synthesize(
             topology,
             collective=config["config_collective"],
-            size=config["config_size"],
+            size=int(config["config_size_bytes"]),
             chunks_per_npu=config["config_chunks_per_npu"],
             algorithm=config["config_algorithm"],
             seed=int(config["config_seed"]),
             trials=int(config["config_trials"]),
             link_model=config["config_link_model"],
+            auto_budget=float(config["config_auto_budget"]),
         )
         row.update(result.report)
         row["status"] = "ok"
@@ -291,9 +328,26 @@ def _client(scheduler, workers):
 
     if scheduler:
         return Client(scheduler, timeout="30s"), None
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    return Client(cluster), cluster
+    from ._sweep_worker import IgnoreCtrlC
+
+    # The workers ignore Ctrl-C (tacos/_sweep_worker.py). While they start, this process ignores
+    # it too: an ignored signal stays ignored in the processes started meanwhile.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+        client.register_worker_plugin(IgnoreCtrlC())  # workers restarted later, too
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return client, cluster
+
+
+def _quiet_shutdown():
+    """After Ctrl-C: a second one does not break the shutdown, and Dask's warnings about the
+    tasks and workers being stopped stay off the screen (the sweep prints one line)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
 
 
 def run_sweep(sweep_path, out, scheduler=None, workers=None, progress=True, client=None,
@@ -337,6 +391,9 @@ def run_sweep(sweep_path, out, scheduler=None, workers=None, progress=True, clie
             sink.write(row)
             bar.update(errors)
             future.release()
+    except KeyboardInterrupt:
+        _quiet_shutdown()
+        raise
     finally:
         bar.close()
         sink.close()
@@ -356,13 +413,16 @@ def main(argv=None):
                                       "chunks_per_npu, algorithms, link_models, seed, trials)")
     parser.add_argument("--out", required=True,
                         help="results CSV; rows already in it are kept and not run again")
-    parser.add_argument("--scheduler", help="Dask scheduler address (tcp://HOST:8786); default: "
-                                            "a LocalCluster on this machine")
+    parser.add_argument("--scheduler", help="Dask scheduler address (tcp://HOST:8786, as printed "
+                                            "by `dask scheduler`; start workers with `dask "
+                                            "worker ADDRESS`); default: a LocalCluster on this "
+                                            "machine")
     parser.add_argument("--workers", type=int, default=None,
                         help="LocalCluster worker processes (default: one per core)")
     parser.add_argument("--plot", metavar="DIR",
-                        help="after the sweep, draw time vs size per algorithm and a heat map of "
-                             "bound ratios into DIR (PNG)")
+                        help="after the sweep, draw time and busbw vs size and heat maps of "
+                             "bound ratios into DIR (PNG and SVG; a line per algorithm and "
+                             "system, a picture per link model)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.workers is not None and args.workers < 1:
@@ -375,7 +435,7 @@ def main(argv=None):
         print(f"tacos.sweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\ntacos.sweep: interrupted; finished rows are in {args.out}, run the same "
+        print(f"tacos.sweep: interrupted; finished rows are in {args.out}, run the same "
               "command again to complete the rest", file=sys.stderr)
         return 130
     print(f"tacos.sweep: {ran} run in {time.monotonic() - started:.1f} s, {errors} with errors; "

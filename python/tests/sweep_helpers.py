@@ -2,6 +2,7 @@
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -49,12 +50,13 @@ def stable_row(row):
 
 def cli_flags(row):
     flags = ["--topology", row["config_topology"], "--collective", row["config_collective"],
-             "--size", row["config_size"], "--chunks-per-npu", row["config_chunks_per_npu"],
+             "--size", row["config_size_bytes"], "--chunks-per-npu", row["config_chunks_per_npu"],
              "--algorithm", row["config_algorithm"], "--link-model", row["config_link_model"],
              "--seed", row["config_seed"], "--trials", row["config_trials"],
-             "--switch-model", row["config_switch_model"]]
-    if row["config_bandwidth"]:
-        flags += ["--bandwidth", row["config_bandwidth"]]
+             "--switch-model", row["config_switch_model"],
+             "--auto-budget", row["config_auto_budget"]]
+    if row["config_bandwidth_gibps"]:
+        flags += ["--bandwidth", row["config_bandwidth_gibps"]]
     if row["config_latency"]:
         flags += ["--latency", row["config_latency"]]
     return flags
@@ -67,7 +69,10 @@ def assert_row_equals_cli(row):
                           text=True, timeout=300)
     if row["status"] == "error":
         assert done.returncode == 1
-        assert done.stderr.strip() == "tacos: error: " + row["error"]
+        # The same message, naming the Python parameter where the command names its flag.
+        message = re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"),
+                         done.stderr.strip())
+        assert message == "tacos: error: " + row["error"]
         return
     assert row["status"] == "ok", row
     assert done.returncode == 0, done.stderr
@@ -86,15 +91,10 @@ def run_sweep_cli(*args, timeout=300, env=None):
                           env=env or os.environ.copy())
 
 
-def sweep_popen(*args):
-    return subprocess.Popen([PYTHON, "-m", "tacos.sweep", *map(str, args), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def sorted_stable(rows):
     return sorted((stable_row(r) for r in rows), key=lambda r: r["config_id"])
 
 
 __all__ = ["PYTHON", "SMALL_SWEEP", "SLOW_SWEEP", "write_sweep", "read_csv", "stable_row",
-           "cli_flags", "assert_row_equals_cli", "run_sweep_cli", "sweep_popen",
+           "cli_flags", "assert_row_equals_cli", "run_sweep_cli",
            "sorted_stable", "sys"]

@@ -172,6 +172,7 @@ def test_write_trace_and_html_equal_cli(tmp_path):
 @pytest.mark.parametrize("kwargs", [
     dict(topology="torus2d:0x4"),
     dict(size="64XB"),
+    dict(size="0"),
     dict(chunks_per_npu="many"),
     dict(collective="all-shuffle"),
     dict(algorithm="rhd", topology="ring:6"),
@@ -179,8 +180,9 @@ def test_write_trace_and_html_equal_cli(tmp_path):
     dict(link_model="fast"),
     dict(npus="0,99"),
     dict(portfolio="maybe"),
+    dict(all_reduce_mode="eager"),
 ], ids=lambda k: "-".join(map(str, k.values())))
-def test_bad_input_raises_tacos_error_with_the_cli_message(kwargs):
+def test_bad_input_raises_the_cli_message_in_python_names(kwargs):
     kwargs = {"topology": "torus2d:4x4", "size": "1MiB", "collective": "all-reduce", **kwargs}
     flags = []
     for key, value in kwargs.items():
@@ -189,7 +191,108 @@ def test_bad_input_raises_tacos_error_with_the_cli_message(kwargs):
     with pytest.raises(tacos.Error) as caught:
         tacos.synthesize(**kwargs)
     assert isinstance(caught.value, ValueError)
+    # The command line's words, with the Python parameters where it names its flags.
+    assert "--" not in str(caught.value)
+    expected = message
+    for key in kwargs:
+        expected = expected.replace("--" + key.replace("_", "-"), key)
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(size=-5), "size: expected a positive number of bytes as an int or a string like "
+                    "'64MiB', got -5"),
+    (dict(size="0"), "size: size must be greater than zero, got '0'"),
+    (dict(size=None), "size: expected a positive number of bytes as an int or a string like "
+                      "'64MiB', got None"),
+    (dict(collective=None), "collective: expected a collective such as 'all-gather', got None"),
+    (dict(collective=["all-gather"]), "collective: expected a collective such as 'all-gather', "
+                                      "got ['all-gather']"),
+    (dict(link_model=None), "link_model: expected 'tacos' or 'astra', got None"),
+    (dict(chunks_per_npu=0), "chunks_per_npu: expected a whole number >= 1 or 'auto', got 0"),
+    (dict(trials="2"), "trials: expected a whole number >= 1, got '2'"),
+    (dict(threads=-1), "threads: expected a whole number >= 0, got -1"),
+    (dict(root="0", collective="broadcast"), "root: expected a whole number >= 0, got '0'"),
+    (dict(npus=[0, None]), "npus: expected NPU ids as a list of ints or a string like "
+                           "'0-7,16-23', got [0, None]"),
+    (dict(time_only="yes"), "time_only: expected True or False, got 'yes'"),
+    (dict(algorithm=None), "algorithm: expected one of " + ", ".join(tacos.ALGORITHMS) +
+                           ", got None"),
+    (dict(topology=None), "topology: expected a tacos.Topology, a spec string or a file name, "
+                          "got None"),
+    (dict(topology="torus2d:0x4"), "topology 'torus2d:0x4': sizes must be at least 1, got '0'"),
+], ids=lambda v: str(v)[:40])
+def test_errors_name_the_python_parameter_and_the_value(kwargs, message):
+    kwargs = {"topology": "torus2d:4x4", "size": "1MiB", **kwargs}
+    with pytest.raises(tacos.Error) as caught:  # never pybind11's TypeError signature dump
+        tacos.synthesize(**kwargs)
     assert str(caught.value) == message
+
+
+def test_topology_bound_compare_and_write_errors_name_their_parameters(tmp_path):
+    with pytest.raises(tacos.Error, match=r"^spec 'torus2d:0x4': sizes must be at least 1"):
+        tacos.Topology.from_spec("torus2d:0x4")
+    with pytest.raises(tacos.Error, match=r"^bandwidth: expected a bandwidth in GB/s such as "
+                                          r"50, got 'fast'$"):
+        tacos.Topology.from_spec("ring:4", bandwidth="fast")
+    with pytest.raises(tacos.Error, match=r"^latency: expected a number, a string or a list of "
+                                          r"them, got \[1, None\]$"):
+        tacos.Topology.from_spec("ring:4", latency=[1, None])
+    with pytest.raises(tacos.Error, match=r"^switch_model: expected 'device' or 'unwind', "
+                                          r"got 'flat'$"):
+        tacos.Topology.from_spec("switch:4", switch_model="flat")
+    with pytest.raises(tacos.Error, match=r"^algorithms: unknown algorithm 'fastest' "):
+        tacos.compare("ring:4", algorithms=["tacos", "fastest"])
+    with pytest.raises(tacos.Error, match=r"^algorithms: expected None, a list of names"):
+        tacos.compare("ring:4", algorithms=[None])
+    with pytest.raises(tacos.Error, match=r"^collective: expected a collective such as "
+                                          r"'all-gather', got None$"):
+        tacos.bound("ring:4", collective=None)
+    with pytest.raises(tacos.Error, match=r"^algorithm: expected a file name"):
+        tacos.simulate(None)
+    result = tacos.synthesize("ring:4", size="1MiB")
+    # The staging folder goes beside DIR: the message names the folder that refused it.
+    with pytest.raises(tacos.Error) as caught:
+        result.write("/proc/nope")
+    assert str(caught.value).startswith("dir /proc/nope: cannot create a folder in /proc (")
+    assert str(caught.value).endswith("); choose a writable place")
+    with pytest.raises(tacos.Error, match=r"^formats: expected 'json', 'chakra', 'msccl'"):
+        result.write(tmp_path, formats=None)
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_auto_budget_stops_the_k_search_and_says_so():
+    # A budget any K = 1 run exceeds: K = 2 is never started, and the report says so.
+    flags = ["--topology", "mesh2d:4x4", "--collective", "all-reduce", "--size", "1MiB",
+             "--chunks-per-npu", "auto", "--link-model", "astra"]
+    cut = tacos.synthesize("mesh2d:4x4", "all-reduce", "1MiB", "auto", link_model="astra",
+                           auto_budget=1e-9)
+    assert cut.chunks_per_npu == 1
+    assert cut.auto_stopped.startswith(
+        "tacos: the 1e-09 s budget stopped the search after K = 1")
+    assert stable(cut.report) == stable(cli_json("synthesize", *flags, "--auto-budget", "1e-9"))
+    # Unlimited (the default), on a quick case: the search goes past K = 1 and reports nothing.
+    free = tacos.synthesize("torus2d:4x4", "all-gather", "16MiB", "auto", link_model="astra")
+    assert free.chunks_per_npu > 1 and free.auto_stopped is None
+    assert stable(free.report) == stable(cli_json(
+        "synthesize", "--topology", "torus2d:4x4", "--size", "16MiB", "--chunks-per-npu", "auto",
+        "--link-model", "astra"))
+    assert "auto_stopped" not in tacos.synthesize("ring:4", size="1MiB").report  # K given
+    with pytest.raises(tacos.Error, match=r"^auto_budget: expected seconds as a number >= 0 "
+                                          r"\(0: no limit\), got -1$"):
+        tacos.synthesize("ring:4", size="1MiB", chunks_per_npu="auto", auto_budget=-1)
+
+
+def test_defaults_are_the_command_lines():
+    # tacos synthesize/bound/compare with only a topology: All-Gather of 64 MiB, K = 1.
+    result = tacos.synthesize("torus2d:4x4")
+    assert stable(result.report) == stable(cli_json("synthesize", "--topology", "torus2d:4x4"))
+    assert (result.collective, result.size_bytes, result.chunks_per_npu) == (
+        "all-gather", 64 << 20, 1)
+    assert tacos.bound("torus2d:4x4") == cli_json("bound", "--topology", "torus2d:4x4")
+    frame = tacos.compare("torus2d:4x4", algorithms=["ring"])
+    assert frame.attrs["collective"] == "all-gather"
+    assert frame.attrs["size_bytes"] == 64 << 20
 
 
 def test_portfolio_keyword_keeps_the_fastest_schedule_or_the_pure_greedy(tmp_path):
@@ -238,7 +341,7 @@ def test_sizes_accept_ints_and_strings():
     a = tacos.synthesize(topo, "all-gather", 1 << 20)
     b = tacos.synthesize(topo, "all-gather", "1MiB")
     assert stable(a.report) == stable(b.report) and a.size_bytes == 1 << 20
-    with pytest.raises(tacos.Error, match="--size"):
+    with pytest.raises(tacos.Error, match=r"^size: .* got 1\.5$"):
         tacos.synthesize(topo, "all-gather", 1.5)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import tacos
 from sweep_helpers import (PYTHON, SLOW_SWEEP, SMALL_SWEEP, read_csv, run_sweep_cli,
-                           sorted_stable, sweep_popen, write_sweep)
+                           sorted_stable, write_sweep)
 from tacos.sweep import load_sweep, run_sweep
 
 
@@ -37,8 +37,8 @@ def _assert_complete(rows, configs):
 def _check_times(rows):
     """Rows computed on any worker equal a synthesis in this process (deterministic)."""
     for r in rows[:2]:
-        got = tacos.synthesize(r["config_topology"], r["config_collective"], r["config_size"],
-                               int(r["config_chunks_per_npu"]))
+        got = tacos.synthesize(r["config_topology"], r["config_collective"],
+                               int(r["config_size_bytes"]), int(r["config_chunks_per_npu"]))
         assert r["collective_time_us"] == repr(got.collective_time_us)
 
 
@@ -76,21 +76,42 @@ def test_killing_a_worker_mid_sweep_loses_no_configuration(tmp_path):
     _check_times(rows)
 
 
-def test_interrupted_sweep_resumes_with_only_the_missing_configurations(tmp_path):
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def test_ctrl_c_prints_one_line_and_the_rerun_runs_only_the_missing_rows(tmp_path):
     sweep = write_sweep(tmp_path, SLOW_SWEEP)
     configs = load_sweep(sweep)
     out = tmp_path / "results.csv"
-    proc = sweep_popen(sweep, "--out", out, "--workers", "2")
+    # Its own process group, signalled as a whole: what Ctrl-C in a terminal does, so the
+    # LocalCluster's worker processes get the SIGINT too.
+    proc = subprocess.Popen([PYTHON, "-m", "tacos.sweep", str(sweep), "--out", str(out),
+                             "--workers", "2", "--no-progress"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _wait_for_rows(out, 3, proc)
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     assert proc.returncode == 130, stderr
-    assert "interrupted" in stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"tacos.sweep: {len(configs)} configurations, 0 already in {out}, running {len(configs)}",
+        f"tacos.sweep: interrupted; finished rows are in {out}, run the same command again to "
+        "complete the rest"], stderr
+    deadline = time.monotonic() + 30
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _group_alive(proc.pid), "worker processes outlived the sweep"
     first = read_csv(out)
     kept = out.read_text().splitlines()
     assert 3 <= len(first) < len(configs), "interrupt must land mid-sweep"
@@ -111,16 +132,16 @@ def test_sweep_on_a_hand_started_scheduler_and_two_workers_gives_the_same_csv(tm
     started = []
     try:
         started.append(subprocess.Popen(
-            ["/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port", "0",
+            ["/usr/bin/dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
              "--dashboard-address", ":0", "--scheduler-file", str(scheduler_file)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert scheduler_file.exists(), "dask-scheduler did not start"
+        assert scheduler_file.exists(), "dask scheduler did not start"
         for _ in range(2):
             started.append(subprocess.Popen(
-                ["/usr/bin/dask-worker", "--scheduler-file", str(scheduler_file),
+                ["/usr/bin/dask", "worker", "--scheduler-file", str(scheduler_file),
                  "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         with distributed.Client(scheduler_file=str(scheduler_file), timeout="30s") as client:

@@ -57,8 +57,9 @@ void write_algorithm_outputs(const Algorithm& algorithm, const Topology& full,
       if (fs::create_directory(staging)) break;
     }
   } catch (const fs::filesystem_error& e) {
-    throw Error("--out " + out_dir + ": cannot create a folder beside it (" + e.code().message() +
-                ")");
+    // The staging folder goes next to DIR, so this is about DIR's parent (say /proc).
+    throw Error("--out " + out_dir + ": cannot create a folder in " + parent.string() + " (" +
+                e.code().message() + "); choose a writable place");
   }
   try {
     std::vector<std::string> produced;

@@ -77,6 +77,7 @@ SynthesisRequest CollectiveOptions::request(const Topology& network, const Synth
   request.root = root;
   request.chunks_per_npu = validated.chunks_per_npu();
   request.auto_chunks = flags.auto_chunks();
+  request.auto_budget_seconds = flags.auto_budget_seconds();
   request.portfolio = flags.portfolio_on();
   request.options = synthesis_options(flags, topology);
   return request;

@@ -1,6 +1,7 @@
 #include "common_options.h"
 
 #include <charconv>
+#include <cmath>
 
 #include "tacos/common/error.h"
 #include "tacos/topology/generators.h"
@@ -73,6 +74,27 @@ bool SynthesisFlags::portfolio_on() const {
   if (portfolio != "on" && portfolio != "off")
     throw Error("--portfolio: expected 'on' or 'off', got '" + portfolio + "'");
   return portfolio == "on";
+}
+
+void SynthesisFlags::add_auto_budget_to(CLI::App& command) {
+  command
+      .add_option("--auto-budget", auto_budget,
+                  "With --chunks-per-npu auto: start no larger K once the search has spent this "
+                  "many seconds (the K being tried is finished; each portfolio baseline's search "
+                  "has the same budget); the report's auto_stopped says when it cut the search "
+                  "short. 0: no limit")
+      ->capture_default_str();
+}
+
+double SynthesisFlags::auto_budget_seconds() const {
+  double seconds = -1;
+  const auto [end, error] =
+      std::from_chars(auto_budget.data(), auto_budget.data() + auto_budget.size(), seconds);
+  if (auto_budget.empty() || error != std::errc() ||
+      end != auto_budget.data() + auto_budget.size() || !(seconds >= 0) || !std::isfinite(seconds))
+    throw Error("--auto-budget: expected seconds as a number >= 0 (0: no limit), got '" +
+                auto_budget + "'");
+  return seconds;
 }
 
 void SynthesisFlags::add_portfolio_to(CLI::App& command) {

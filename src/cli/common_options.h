@@ -27,12 +27,17 @@ struct SynthesisFlags {
   std::string chunks_per_npu = "1";  // a whole number or "auto"
   std::uint64_t seed = 1;
   std::string link_model = "tacos";
-  std::string portfolio = "on";  // --portfolio on|off (synthesize and compare only)
+  std::string portfolio = "on";   // --portfolio on|off (synthesize and compare only)
+  std::string auto_budget = "0";  // --auto-budget SECONDS (synthesize only); 0: no limit
   void add_to(CLI::App& command);
   // --portfolio: for the commands that run `--algorithm tacos` (synthesize, compare).
   void add_portfolio_to(CLI::App& command);
   // true for "on", false for "off"; Error on anything else.
   bool portfolio_on() const;
+  // --auto-budget: for `synthesize` (SynthesisRequest::auto_budget_seconds).
+  void add_auto_budget_to(CLI::App& command);
+  // The --auto-budget seconds (0: none); Error unless a number >= 0.
+  double auto_budget_seconds() const;
   LinkModel model() const { return parse_link_model(link_model); }
   // --chunks-per-npu auto: the runner searches K (algorithm_runner.h).
   bool auto_chunks() const { return chunks_per_npu == "auto"; }

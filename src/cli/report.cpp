@@ -27,10 +27,10 @@ std::vector<std::string> words(std::string_view text) {
 const std::vector<std::string>& synthesize_keys() {
   static const std::vector<std::string> keys = words(
       "topology npus links collective npus_in_collective root all_reduce_mode size_bytes "
-      "chunks_per_npu chunk_bytes algorithm portfolio_winner portfolio_skipped link_model seed "
-      "trials collective_time_us greedy_time_us algbw_gbps busbw_gbps lower_bound_us bound_ratio "
-      "store_and_forward_bound_us store_and_forward_ratio binding_bound binding_bound_us "
-      "binding_ratio transfers wasted_transfers verified "
+      "chunks_per_npu chunk_bytes auto_stopped algorithm portfolio_winner portfolio_skipped "
+      "link_model seed trials collective_time_us greedy_time_us algbw_gbps busbw_gbps "
+      "lower_bound_us bound_ratio store_and_forward_bound_us store_and_forward_ratio "
+      "binding_bound binding_bound_us binding_ratio transfers wasted_transfers verified "
       "synthesis_seconds peak_memory_mib out astra_sim chakra_replay msccl_replay");
   return keys;
 }

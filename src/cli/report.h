@@ -21,8 +21,9 @@ inline std::string json_text(const nlohmann::ordered_json& value) {
 }
 
 // The one definition of the reports' keys, in the order they are printed. synthesize_keys():
-// every key `tacos synthesize --json` may print (root, all_reduce_mode, the portfolio's and
-// greedy_time_us only for some runs; out, astra_sim, chakra_replay and msccl_replay only with
+// every key `tacos synthesize --json` may print (root, all_reduce_mode, auto_stopped, the
+// portfolio's and greedy_time_us only for some runs; out, astra_sim, chakra_replay and msccl_replay
+// only with
 // --out); the sweep's CSV columns and `import tacos` read it. compare_row_keys(): one element
 // of `tacos compare --json`'s "results".
 const std::vector<std::string>& synthesize_keys();

@@ -51,6 +51,7 @@ struct SynthesizeCommand {
     std::printf("  size             %s buffer, %d chunk(s) per NPU of %s\n",
                 format_bytes(coll.size()).c_str(), coll.chunks_per_npu(),
                 format_bytes(coll.chunk_bytes()).c_str());
+    if (!run.auto_stopped.empty()) std::printf("  chunks search    %s\n", run.auto_stopped.c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
     if (algorithm == "tacos") {
       if (!run.portfolio_skipped.empty())
@@ -107,6 +108,7 @@ void add_synthesize_command(CLI::App& app) {
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
   cmd->job.flags.add_portfolio_to(*sub);
+  cmd->job.flags.add_auto_budget_to(*sub);
   sub->add_option("--algorithm", cmd->job.algorithm, algorithm_help())->capture_default_str();
   sub->add_flag("--json", cmd->json,
                 "Print one JSON object on stdout instead of the summary (algbw_gbps, busbw_gbps: "

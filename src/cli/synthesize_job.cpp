@@ -73,6 +73,9 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["size_bytes"] = coll.size();
   out["chunks_per_npu"] = coll.chunks_per_npu();
   out["chunk_bytes"] = coll.chunk_bytes();
+  if (job.flags.auto_chunks())
+    out["auto_stopped"] = run.auto_stopped.empty() ? nlohmann::ordered_json()
+                                                   : nlohmann::ordered_json(run.auto_stopped);
   out["algorithm"] = job.algorithm;
   const bool tacos = job.algorithm == "tacos";
   if (tacos) {

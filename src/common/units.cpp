@@ -83,7 +83,8 @@ Bytes parse_size(std::string_view text, std::string_view what) {
   for (const auto& u : kUnits)
     if (unit == u.name) multiplier = u.factor;
   if (multiplier == 0) throw Error(expected);
-  if (number == 0) throw Error(std::string(what) + ": size must be greater than zero");
+  if (number == 0)
+    throw Error(std::string(what) + ": size must be greater than zero, got " + quoted(text));
   const auto limit = static_cast<std::uint64_t>(std::numeric_limits<Bytes>::max());
   if (number > limit / multiplier)
     throw Error(std::string(what) + ": " + quoted(text) + " is too large");

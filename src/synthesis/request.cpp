@@ -63,12 +63,22 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   double seconds = 0;
   int without_gain = 0;
   const Collective probe = request.collective_at(network.npus(), 1);
+  std::string stopped;
   for (int k = 1; k <= (1 << 20); k *= 2) {
     const double pieces = rooted(probe.kind()) ? k : static_cast<double>(probe.num_members()) * k;
     if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
     // Transfers grow with members x chunks (every member needs nearly every chunk).
     const double estimate = static_cast<double>(probe.num_members()) * pieces;
     if (k > 1 && estimate > kTransferBudget) break;
+    if (k > 1 && request.auto_budget_seconds > 0 && seconds >= request.auto_budget_seconds) {
+      // Checked only here, where the search would go on: a search that ended by its own rules
+      // within the same K reports nothing.
+      char budget[32];
+      std::snprintf(budget, sizeof budget, "%g", request.auto_budget_seconds);
+      stopped = info.name + ": the " + budget +
+                " s budget stopped the search after K = " + std::to_string(k / 2);
+      break;
+    }
     SynthesisRun run =
         run_once(info, network, request.collective_at(network.npus(), k), request.options);
     seconds += run.result.seconds;
@@ -83,6 +93,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
       break;
   }
   best->result.seconds = seconds;
+  best->auto_stopped = stopped;
   return std::move(*best);
 }
 
@@ -239,6 +250,8 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   const SynthesisRun* best = &greedy;
   std::string winner = "tacos";
   double seconds = greedy.result.seconds;
+  // Every search the budget cut short, the greedy's first ("tacos: ...; ring: ...").
+  std::string stops = greedy.auto_stopped;
   for (const AlgorithmInfo& candidate : algorithm_registry()) {
     if (candidate.name == "tacos") continue;
     const SynthesisRun* run = nullptr;
@@ -260,6 +273,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
         continue;
       }
       seconds += own.result.seconds;
+      if (!own.auto_stopped.empty()) stops += (stops.empty() ? "" : "; ") + own.auto_stopped;
       run = &own;
     }
     if (run->skipped_reason || run->result.collective_time >= best->result.collective_time)
@@ -273,6 +287,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
     }
   }
   if (winner == "tacos") {
+    greedy.auto_stopped = stops;
     greedy.portfolio_winner = winner;
     greedy.result.seconds = seconds;
     return greedy;
@@ -282,6 +297,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   kept.name = "tacos";
   kept.portfolio_winner = winner;
   kept.greedy_time = greedy.greedy_time;
+  kept.auto_stopped = stops;
   kept.result.algorithm.synthesizer = "tacos/" + winner;
   kept.result.seconds = seconds;
   return kept;

@@ -49,6 +49,11 @@ struct SynthesisRequest {
   // in a row without a gain of 0.5%, when a chunk would be smaller than a byte, or when the
   // next K would pass a work budget of about 2M transfers.
   bool auto_chunks = false;
+  // With auto_chunks: no larger K is started once the search has spent this many seconds of
+  // synthesis (0: no limit). The K being tried is finished, so a search may take up to about
+  // twice the budget; the run's auto_stopped says when the budget cut it short. Each
+  // algorithm's search (the greedy's, each portfolio baseline's) has the whole budget.
+  double auto_budget_seconds = 0;
   // `tacos` only: also build every applicable baseline at the same settings and keep the
   // fastest schedule (ties: the greedy, then the earlier baseline), so tacos is never slower
   // than a baseline. Skipped with keep_transfers false and beyond kPortfolioBudget.
@@ -77,6 +82,9 @@ struct SynthesisRun {
   std::string portfolio_skipped;
   // `tacos`: the TACOS greedy's own time (what --portfolio off reports).
   Time greedy_time = 0;
+  // With auto_chunks: set when the time budget stopped the K search before its own end
+  // (SynthesisRequest::auto_budget_seconds), naming the last K tried; empty otherwise.
+  std::string auto_stopped;
 };
 
 // Baseline runs already made for the same request (by name), e.g. the rows of a comparison:
