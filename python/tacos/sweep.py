@@ -334,8 +334,10 @@ def _client(scheduler, workers):
     # it too: an ignored signal stays ignored in the processes started meanwhile.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        # Workers' warnings (an event loop unresponsive for seconds on a busy machine) are not
+        # the sweep's news: the sweep reports its own errors per row.
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
         client.register_worker_plugin(IgnoreCtrlC())  # workers restarted later, too
     finally:

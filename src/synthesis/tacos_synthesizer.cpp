@@ -127,9 +127,15 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     outcome.algorithm = matcher.take_algorithm();
     outcome.algorithm->seed = seed;
   }
+  if (keep && !retime && context.coalesce)
+    // One message where the greedy sent two on a link and merging delays nothing: the link
+    // pays its latency once (message_coalescing.h); kept if faster.
+    adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
+  bool batched_won = false;
   if (keep && !retime && context.batch)
-    // Batched messages (greedy_matcher.h) at three message sizes, each kept if faster: the best
-    // size depends on the fabric and the chunk size (docs/quality.md, "Measured choices").
+    // Batched messages (greedy_matcher.h) at three message sizes, each kept if faster than the
+    // best so far (the coalesced greedy's included): the best size depends on the fabric and
+    // the chunk size (docs/quality.md, "Measured choices"). A batched winner is coalesced too.
     for (const int latencies : {6, 14, 28}) {
       const ProgressCallback quiet;  // the progress shown is the first run's
       detail::GreedyMatcher batched(topology, collective, model, seed, true, quiet,
@@ -143,10 +149,9 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
       outcome.transfers = static_cast<std::int64_t>(algorithm.transfers().size());
       outcome.wasted = batched.wasted_transfers();
       outcome.algorithm = std::move(algorithm);
+      batched_won = true;
     }
-  if (keep && !retime && context.coalesce)
-    // One message where the greedy sent two on a link and merging delays nothing: the link
-    // pays its latency once (message_coalescing.h); kept if faster.
+  if (batched_won && context.coalesce)
     adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
   if (retime) {
     detail::compact(*outcome.algorithm, topology, model);
@@ -498,7 +503,10 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   context.model = options.link_model;
   context.keep = options.keep_transfers;
   context.coalesce = options.coalesce && options.keep_transfers;
-  context.batch = options.batch && options.coalesce && options.keep_transfers;
+  // Not inside All-Reduce: a faster phase alone can make the pipelined whole slower
+  // (torus2d:8x8, K = 4: 636.2 -> 653.8 us), and both phases would have to be tried together.
+  context.batch = options.batch && options.coalesce && options.keep_transfers &&
+                  collective.kind() != CollectiveKind::kAllReduce;
   context.justify = options.justify && options.keep_transfers;
   context.matcher_threads = per_trial;
   context.relays = &relays;
