@@ -216,6 +216,9 @@ TEST(ReplayRegression, ErrorsAreOneLine) {
                                   "--size 1MiB"),
                         "--root: expected an integer, got 'x'");
   expect_one_line_error(run_tacos("synthesize --topology ring:4 --no-such-flag"), "--no-such-flag");
+  // A 64-bit unsigned conversion took "-1" as 2^64 - 1.
+  expect_one_line_error(run_tacos("synthesize --topology ring:4 --seed -1"),
+                        "--seed: expected a non-negative integer, got '-1'");
   fs::remove_all(dir);
 }
 

@@ -62,7 +62,16 @@ void SynthesisFlags::add_to(CLI::App& command) {
           "(Broadcast, Reduce: size / K). 'auto' tries K = 1, 2, 4, ... and keeps the "
           "fastest (stops after two doublings without a 0.5% gain or past about 2M transfers)")
       ->capture_default_str();
-  command.add_option("--seed", seed, "Random seed of the synthesizer")->capture_default_str();
+  command.add_option("--seed", seed, "Random seed of the synthesizer")
+      ->capture_default_str()
+      // A 64-bit unsigned conversion would take "-1" as 2^64 - 1.
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return !text.empty() && text.front() == '-'
+                       ? "expected a non-negative integer, got '" + text + "'"
+                       : std::string();
+          },
+          ""));
   command
       .add_option("--link-model", link_model,
                   "Link timing: 'tacos' (link busy for latency + size/bandwidth) or 'astra' "
