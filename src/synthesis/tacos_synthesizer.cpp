@@ -22,6 +22,7 @@
 #include "routed_unicast.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
+#include "tacos/common/units.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tree_packing.h"
 
@@ -93,10 +94,24 @@ struct TrialContext {
   // SynthesisOptions::coalesce and ::justify; both need the transfers, so false unless keep.
   bool coalesce = true;
   bool batch = true;
+  // All-Reduce: also the whole All-Reduce with batched phases, kept if faster (see trial_for).
+  bool batch_all_reduce = false;
   bool justify = true;
   int matcher_threads = 1;       // threads a trial's matcher may use (the rest run other trials)
   RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
 };
+
+// Some direct link serializes a chunk in at most four latencies (there a batch of two or more
+// chunks is tried, greedy_matcher.h); never through switches nor under the astra model.
+bool small_chunks(const Topology& topology, const Collective& collective, LinkModel model) {
+  if (model != LinkModel::kTacos || topology.switches() > 0) return false;
+  for (LinkId l = 0; l < topology.num_links(); ++l) {
+    const Link& link = topology.link(l);
+    if (serialization_time(collective.chunk_bytes(), link.bandwidth_gbps) <= 4 * link.latency_ps)
+      return true;
+  }
+  return false;
+}
 
 void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) {
   if (!candidate || candidate->collective_time >= outcome.time) return;
@@ -446,9 +461,18 @@ Trial make_trial(const Topology& topology, const Collective& collective,
       return [&topology, transposed, &collective, mode](std::uint64_t seed,
                                                         const TrialContext& context,
                                                         const ProgressCallback& progress) {
-        return outcome_of(
+        TrialOutcome plain = outcome_of(
             synthesize_all_reduce(topology, *transposed, collective, context, mode, seed, progress),
             seed, context.keep);
+        if (!context.batch_all_reduce) return plain;
+        // Batched phases judged by the whole: a faster phase alone can make it slower.
+        TrialContext batched_context = context;
+        batched_context.batch = true;
+        TrialOutcome batched =
+            outcome_of(synthesize_all_reduce(topology, *transposed, collective, batched_context,
+                                             mode, seed, ProgressCallback()),
+                       seed, context.keep);
+        return batched.time < plain.time ? std::move(batched) : std::move(plain);
       };
     }
   }
@@ -503,10 +527,13 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   context.model = options.link_model;
   context.keep = options.keep_transfers;
   context.coalesce = options.coalesce && options.keep_transfers;
-  // Not inside All-Reduce: a faster phase alone can make the pipelined whole slower
-  // (torus2d:8x8, K = 4: 636.2 -> 653.8 us), and both phases would have to be tried together.
-  context.batch = options.batch && options.coalesce && options.keep_transfers &&
-                  collective.kind() != CollectiveKind::kAllReduce;
+  // Inside All-Reduce only as a whole second run: a faster phase alone can make the pipelined
+  // whole slower (docs/quality.md, "Measured choices").
+  const bool batch = options.batch && options.coalesce && options.keep_transfers;
+  context.batch = batch && collective.kind() != CollectiveKind::kAllReduce;
+  // Twice the work: only where chunks are small next to the latency, batching's domain.
+  context.batch_all_reduce = batch && collective.kind() == CollectiveKind::kAllReduce &&
+                             small_chunks(topology, collective, options.link_model);
   context.justify = options.justify && options.keep_transfers;
   context.matcher_threads = per_trial;
   context.relays = &relays;
