@@ -10,7 +10,6 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <string>
@@ -20,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "chakra_messages.h"
 #include "proto/et_def.pb.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
@@ -30,6 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace pb = ChakraProtoMsg;
+using detail::integer_value;
+using detail::length_prefix;
+using detail::read_file_bytes;
 
 // NAME.RANK.et -> (NAME, RANK); false when the file name is not of that form.
 bool split_et_name(const std::string& file, std::string& name, std::int64_t& rank) {
@@ -120,49 +123,6 @@ std::pair<std::string, int> resolve(const std::string& arg) {
 
 // ---------------------------------------------------------------------------------------------
 // Attribute values.
-
-// Any integer member of the oneof (producers differ: int32, int64, uint64, ...).
-bool integer_value(const pb::AttributeProto& a, std::int64_t& out) {
-  using V = pb::AttributeProto::ValueCase;
-  switch (a.value_case()) {
-    case V::kInt32Val:
-      out = a.int32_val();
-      return true;
-    case V::kInt64Val:
-      out = a.int64_val();
-      return true;
-    case V::kUint32Val:
-      out = a.uint32_val();
-      return true;
-    case V::kUint64Val:
-      if (a.uint64_val() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        return false;
-      out = static_cast<std::int64_t>(a.uint64_val());
-      return true;
-    case V::kSint32Val:
-      out = a.sint32_val();
-      return true;
-    case V::kSint64Val:
-      out = a.sint64_val();
-      return true;
-    case V::kFixed32Val:
-      out = a.fixed32_val();
-      return true;
-    case V::kFixed64Val:
-      if (a.fixed64_val() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        return false;
-      out = static_cast<std::int64_t>(a.fixed64_val());
-      return true;
-    case V::kSfixed32Val:
-      out = a.sfixed32_val();
-      return true;
-    case V::kSfixed64Val:
-      out = a.sfixed64_val();
-      return true;
-    default:
-      return false;
-  }
-}
 
 template <typename List>
 void append_values(const List& list, std::vector<std::int64_t>& out) {
@@ -297,33 +257,6 @@ std::string size_text(const EtNode& n) {
   if (n.comm_size > 0) return std::to_string(n.comm_size) + " bytes";
   if (n.msg_chunk_cnt >= 0) return std::to_string(n.msg_chunk_cnt) + " chunk(s), no comm_size";
   return "no size";
-}
-
-// The whole file, or an Error naming it.
-std::string read_file_bytes(const std::string& file) {
-  std::string data;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file + ": cannot open");
-  data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(file + ": read failed");
-  return data;
-}
-
-// The varint length prefix at `pos` (moved past it), checked against the bytes left.
-std::uint64_t length_prefix(const std::uint8_t* bytes, std::size_t size, std::size_t& pos,
-                            const std::string& where) {
-  std::uint64_t length = 0;
-  for (int shift = 0;; shift += 7) {
-    if (pos >= size) throw Error(where + ": truncated length prefix (the file is cut off)");
-    if (shift >= 35) throw Error(where + ": malformed length prefix (not a Chakra ET file?)");
-    const std::uint8_t b = bytes[pos++];
-    length |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
-  }
-  if (length > size - pos)
-    throw Error(where + ": declares " + std::to_string(length) + " bytes but only " +
-                std::to_string(size - pos) + " remain (truncated file, or not a Chakra ET)");
-  return length;
 }
 
 // comm_src and comm_dst as written; the rank checks come after every attribute is read.

@@ -9,13 +9,12 @@
 //    group id of its own, even where the members are the same.
 #include "tacos/io/chakra_workload.h"
 
-#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -23,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "chakra_messages.h"
 #include "proto/et_def.pb.h"
 #include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
@@ -67,26 +67,23 @@ struct RankFile {
 };
 
 RankFile read_rank_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open (expected one Chakra ET file per rank)");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A message that fails to parse is one line of ours; libprotobuf would log its own first.
+  const google::protobuf::LogSilencer quiet;
+  const std::string data = detail::read_file_bytes(path);
+  if (data.empty()) throw Error(path + ": empty file (expected a Chakra ET)");
   RankFile file;
   file.path = path;
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const std::uint8_t*>(data.data()),
-                                                static_cast<int>(data.size()));
-  for (int index = 0; !stream.ExpectAtEnd(); ++index) {
-    std::uint32_t length = 0;
-    if (!stream.ReadVarint32(&length))
-      throw Error(path + ": message " + std::to_string(index) + ": truncated length prefix");
-    const auto limit = stream.PushLimit(static_cast<int>(length));
-    const bool ok = index == 0 ? file.metadata.ParseFromCodedStream(&stream)
-                               : file.nodes.emplace_back().ParseFromCodedStream(&stream);
-    if (!ok || stream.BytesUntilLimit() != 0)
-      throw Error(path + ": message " + std::to_string(index) +
-                  ": not a Chakra ET message (truncated or garbage)");
-    stream.PopLimit(limit);
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(data.data());
+  std::size_t pos = 0;
+  for (int index = 0; pos < data.size(); ++index) {
+    const std::string where = path + ": message " + std::to_string(index);
+    const std::uint64_t length = detail::length_prefix(bytes, data.size(), pos, where);
+    const int size = static_cast<int>(length);
+    const bool ok = index == 0 ? file.metadata.ParseFromArray(bytes + pos, size)
+                               : file.nodes.emplace_back().ParseFromArray(bytes + pos, size);
+    if (!ok) throw Error(where + ": not a Chakra ET message (truncated or garbage)");
+    pos += length;
   }
-  if (data.empty()) throw Error(path + ": empty file (expected a Chakra ET)");
   return file;
 }
 
@@ -99,31 +96,7 @@ const pb::AttributeProto* find_attr(const pb::Node& node, const std::string& nam
 // An integer attribute of any of the integer types producers use; false when absent or not one.
 bool attr_int(const pb::Node& node, const char* name, std::int64_t& out) {
   const pb::AttributeProto* a = find_attr(node, name);
-  if (a == nullptr) return false;
-  using V = pb::AttributeProto::ValueCase;
-  switch (a->value_case()) {
-    case V::kInt32Val:
-      out = a->int32_val();
-      return true;
-    case V::kInt64Val:
-      out = a->int64_val();
-      return true;
-    case V::kUint32Val:
-      out = a->uint32_val();
-      return true;
-    case V::kUint64Val:
-      out = static_cast<std::int64_t>(
-          std::min<std::uint64_t>(a->uint64_val(), std::numeric_limits<std::int64_t>::max()));
-      return true;
-    case V::kSint32Val:
-      out = a->sint32_val();
-      return true;
-    case V::kSint64Val:
-      out = a->sint64_val();
-      return true;
-    default:
-      return false;
-  }
+  return a != nullptr && detail::integer_value(*a, out);
 }
 
 std::string where(const RankFile& file, const pb::Node& node) {
