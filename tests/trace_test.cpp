@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cli_support.h"
+#include "one_way_ring.h"
 #include "tacos/common/units.h"
 #include "tacos/io/algorithm_json.h"
 #include "tacos/simulation/simulator.h"
@@ -103,22 +104,7 @@ void expect_flows_bound(const json& trace) {
   for (const auto& [id, count] : ends) EXPECT_EQ(count, 11) << "flow " << id;
 }
 
-// A one-way ring of 3 NPUs, 1 GB/s (2^30 B/s) and 1 us links, All-Gather of 3 MiB: a chunk
-// (1 MiB) takes 1 us + 2^20 / 2^30 s = 977.5625 us per hop, and the ring's two steps end at
-// 977.5625 and 1955.125 us.
-struct OneWayRing {
-  Topology topology;
-  Algorithm algorithm;
-  OneWayRing()
-      : topology(3, 0,
-                 {Link{0, 1, 1.0, 1000000}, Link{1, 2, 1.0, 1000000}, Link{2, 0, 1.0, 1000000}},
-                 "one-way-ring:3"),
-        algorithm(Collective::make(CollectiveKind::kAllGather, 3, 3 << 20, 1)) {
-    for (int step = 0; step < 2; ++step)
-      for (int u = 0; u < 3; ++u)
-        algorithm.add_transfer(u, (u + 1) % 3, 0, 0, static_cast<ChunkId>((u + 3 - step) % 3));
-  }
-};
+using tacos_test::OneWayRing;  // one_way_ring.h: six 977.5625 us messages
 
 TEST(Trace, OneWayRingHasExactSlicesFlowsAndCounters) {
   const OneWayRing ring;

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cli_support.h"
+#include "one_way_ring.h"
 #include "tacos/io/algorithm_json.h"
 #include "tacos/topology/generators.h"
 
@@ -16,19 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-// The same one-way ring of 3 NPUs as tests/trace_test.cpp: six 977.5625 us messages.
-struct OneWayRing {
-  Topology topology;
-  Algorithm algorithm;
-  OneWayRing()
-      : topology(3, 0,
-                 {Link{0, 1, 1.0, 1000000}, Link{1, 2, 1.0, 1000000}, Link{2, 0, 1.0, 1000000}},
-                 "one-way-ring:3"),
-        algorithm(Collective::make(CollectiveKind::kAllGather, 3, 3 << 20, 1)) {
-    for (int step = 0; step < 2; ++step)
-      for (int u = 0; u < 3; ++u)
-        algorithm.add_transfer(u, (u + 1) % 3, 0, 0, static_cast<ChunkId>((u + 3 - step) % 3));
-  }
+// The one-way ring of one_way_ring.h: six 977.5625 us messages.
+struct OneWayRing : tacos_test::OneWayRing {
   std::vector<ViewedSchedule> schedules() const {
     return {{"ring", &algorithm, simulate(algorithm, topology, LinkModel::kTacos)}};
   }
