@@ -43,15 +43,15 @@ nlohmann::ordered_json row_json(const ComparisonRow& row, const std::optional<Lo
 CompareOutcome run_compare(const CompareJob& job, const Topology& full) {
   CompareOutcome out;
   out.network = job.topology.network(full);
-  job.collective.make(out.network, job.flags);  // collective flags are checked first
+  // Every flag is checked before any algorithm runs: the collective's and --portfolio by
+  // request(), then --algorithms and --plot.
   CompareRequest request;
+  request.settings = job.collective.request(out.network, job.flags, job.topology, "tacos");
   if (!job.algorithms.empty()) request.algorithms = split_list(job.algorithms);
   for (const std::string& name : request.algorithms) require_algorithm("--algorithms", name);
   const std::string& plot = job.plot;
   if (!plot.empty() && !(plot.size() > 4 && plot.substr(plot.size() - 4) == ".svg"))
     throw Error("--plot: expected a file name ending in .svg, got '" + plot + "'");
-  job.flags.portfolio_on();  // a bad --portfolio fails before any algorithm runs
-  request.settings = job.collective.request(out.network, job.flags, job.topology, "tacos");
   out.link_model = request.settings.options.link_model;
   out.comparison = compare(full, out.network, request);
 

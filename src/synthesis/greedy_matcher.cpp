@@ -91,18 +91,23 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   // overtakes: direct links, copy chunks, uniform in-links, the tacos link model.
   const bool uniform = std::find(heterogeneous_ingress_.begin(), heterogeneous_ingress_.end(), 1) ==
                        heterogeneous_ingress_.end();
-  if (batch_latencies > 0 && !unicast_ && !switch_routes_ && uniform && model_ == LinkModel::kTacos)
-    for (const MatchLink& l : links_)
-      if (batch_cap(l, batch_latencies) > 1) batch_latencies_ = batch_latencies;
+  if (batch_latencies > 0 && !unicast_ && !switch_routes_ && uniform &&
+      model_ == LinkModel::kTacos &&
+      std::any_of(links_.begin(), links_.end(),
+                  [&](const MatchLink& l) { return batch_cap(l, batch_latencies) > 1; }))
+    batch_latencies_ = batch_latencies;
   idle_out_.resize(npus_);
 }
 
-std::int64_t GreedyMatcher::batch_cap(const MatchLink& link, int latencies) const {
-  const Time serialization =
-      std::max<Time>(1, serialization_time(chunk_bytes_, link.bandwidth_gbps));
-  const Time latency = link.arrival_delay - serialization;
+std::int64_t GreedyMatcher::batch_cap(Time latency, Time serialization, int latencies) {
+  serialization = std::max<Time>(1, serialization);
   return std::clamp<std::int64_t>((latencies * latency + serialization / 2) / serialization, 1,
                                   kMaxBatch);
+}
+
+std::int64_t GreedyMatcher::batch_cap(const MatchLink& link, int latencies) const {
+  const Time serialization = serialization_time(chunk_bytes_, link.bandwidth_gbps);
+  return batch_cap(link.arrival_delay - serialization, serialization, latencies);
 }
 
 void GreedyMatcher::build_links(const Topology& topology, Bytes chunk_bytes) {
@@ -404,10 +409,10 @@ GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now, std::vector<Chunk
     }
   };
   const std::optional<ChunkId> chunk = next_chunk();
-  if (chunk && batch_latencies_ > 0) {
-    // The first chunk is marked first, so that the next picks see it as on its way.
+  if (chunk && !unicast_) {
+    // Marked before any further pick, so that a batch's next picks see it as on its way.
     mark_on_way(l.dst, *chunk, arrival);
-    const std::int64_t cap = batch_cap(l, batch_latencies_);
+    const std::int64_t cap = batch_latencies_ > 0 ? batch_cap(l, batch_latencies_) : 1;
     for (std::int64_t m = 1; m < cap; ++m) {
       const std::optional<ChunkId> more = next_chunk();
       if (!more) break;
@@ -423,10 +428,7 @@ GreedyMatcher::Pick GreedyMatcher::pick(LinkId link, Time now, std::vector<Chunk
   }
   link_state_[link] = LinkState::kBusy;
   if (l.switch_route()) ports_.reserve(l, now);
-  if (unicast_)
-    moving_[*chunk] = 1;
-  else if (batch_latencies_ == 0)
-    mark_on_way(l.dst, *chunk, arrival);
+  if (unicast_) moving_[*chunk] = 1;
   return {PickResult::kSends, *chunk, source_log_size};
 }
 

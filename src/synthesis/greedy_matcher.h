@@ -54,6 +54,13 @@ class GreedyMatcher {
 
   bool batches() const { return batch_latencies_ > 0; }
 
+  // The message sizes batched runs try, in latencies of serialization per message (each kept
+  // where faster: docs/quality.md, "Measured choices").
+  static constexpr int kBatchLatencies[] = {6, 14, 28};
+  // Chunks per batched message on a link of `latency` that serializes a chunk in
+  // `serialization`: `latencies` latencies' worth, 1..kMaxBatch.
+  static std::int64_t batch_cap(Time latency, Time serialization, int latencies);
+
   // Runs to completion; throws Error if some destination can never get a chunk.
   void run();
 
@@ -163,7 +170,7 @@ class GreedyMatcher {
   // At most this many chunks per batched message: an MSCCL thread block runs at most 64 steps,
   // and a message of scattered chunks takes one step per chunk.
   static constexpr std::int64_t kMaxBatch = 32;
-  // Chunks per batched message on `link`: `latencies` latencies of serialization, 1..kMaxBatch.
+  // batch_cap of a matcher link.
   std::int64_t batch_cap(const MatchLink& link, int latencies) const;
   std::uint64_t rounds_ = 0;  // matching rounds so far
   MatchOutput outputs_[2];

@@ -101,13 +101,15 @@ struct TrialContext {
   RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
 };
 
-// Some direct link serializes a chunk in at most four latencies (there a batch of two or more
-// chunks is tried, greedy_matcher.h); never through switches nor under the astra model.
+// Some direct link batches two chunks or more at the smallest batch size tried
+// (greedy_matcher.h); never through switches nor under the astra model.
 bool small_chunks(const Topology& topology, const Collective& collective, LinkModel model) {
   if (model != LinkModel::kTacos || topology.switches() > 0) return false;
   for (LinkId l = 0; l < topology.num_links(); ++l) {
     const Link& link = topology.link(l);
-    if (serialization_time(collective.chunk_bytes(), link.bandwidth_gbps) <= 4 * link.latency_ps)
+    if (detail::GreedyMatcher::batch_cap(
+            link.latency_ps, serialization_time(collective.chunk_bytes(), link.bandwidth_gbps),
+            detail::GreedyMatcher::kBatchLatencies[0]) > 1)
       return true;
   }
   return false;
@@ -151,7 +153,7 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     // Batched messages (greedy_matcher.h) at three message sizes, each kept if faster than the
     // best so far (the coalesced greedy's included): the best size depends on the fabric and
     // the chunk size (docs/quality.md, "Measured choices"). A batched winner is coalesced too.
-    for (const int latencies : {6, 14, 28}) {
+    for (const int latencies : detail::GreedyMatcher::kBatchLatencies) {
       const ProgressCallback quiet;  // the progress shown is the first run's
       detail::GreedyMatcher batched(topology, collective, model, seed, true, quiet,
                                     context.matcher_threads, latencies);
