@@ -882,5 +882,18 @@ TEST(ChakraSwitch, BaselinesReplayToTheirSynthesizedTime) {
   EXPECT_GT(exact, 100);
 }
 
+TEST(AstraKeys, ImplementationKeysForTheKindsAstraSimRuns) {
+  EXPECT_EQ(astra_implementation_key(CollectiveKind::kAllReduce), "all-reduce-implementation");
+  EXPECT_EQ(astra_implementation_key(CollectiveKind::kAllGather), "all-gather-implementation");
+  EXPECT_EQ(astra_implementation_key(CollectiveKind::kReduceScatter),
+            "reduce-scatter-implementation");
+  EXPECT_EQ(astra_implementation_key(CollectiveKind::kAllToAll), "all-to-all-implementation");
+  EXPECT_EQ(astra_implementation_key(CollectiveKind::kBroadcast), std::nullopt);
+  EXPECT_EQ(astra_implementation_key(CollectiveKind::kReduce), std::nullopt);
+  EXPECT_EQ(to_string(EtNodeType::kSend), "COMM_SEND_NODE");
+  EXPECT_EQ(to_string(EtNodeType::kColl), "COMM_COLL_NODE");
+  EXPECT_EQ(to_string(static_cast<EtNodeType>(99)), "UNKNOWN_NODE");
+}
+
 }  // namespace
 }  // namespace tacos

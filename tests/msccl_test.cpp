@@ -3,6 +3,7 @@
 // errors for bad files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -878,6 +879,22 @@ TEST(MscclWriter, AllReduceServesInPlaceAndOutOfPlaceCalls) {
       algorithm_from_msccl_xml(text, "ar.xml", topology, LinkModel::kTacos, std::nullopt);
   EXPECT_TRUE(verify_algorithm(read, topology, LinkModel::kTacos).ok);
   EXPECT_EQ(read.collective_time, s.collective_time);
+}
+
+TEST(MscclNames, CollectiveNamesAreTacosNamesWithoutHyphensAndReadBack) {
+  EXPECT_EQ(msccl_collective_name(CollectiveKind::kAllGather), "allgather");
+  EXPECT_EQ(msccl_collective_name(CollectiveKind::kReduceScatter), "reducescatter");
+  EXPECT_EQ(msccl_collective_name(CollectiveKind::kAllToAll), "alltoall");
+  EXPECT_EQ(msccl_collective_name(CollectiveKind::kBroadcast), "broadcast");
+  for (CollectiveKind kind : kCollectiveKinds) {
+    EXPECT_EQ(parse_msccl_collective_name(msccl_collective_name(kind)), kind);
+    std::string underscored = to_string(kind);
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    EXPECT_EQ(parse_msccl_collective_name(underscored), kind) << underscored;
+  }
+  EXPECT_EQ(parse_msccl_collective_name("all_gath_er"), std::nullopt);
+  EXPECT_EQ(parse_msccl_collective_name("all-gather"), std::nullopt);
+  EXPECT_EQ(parse_msccl_collective_name(""), std::nullopt);
 }
 
 }  // namespace

@@ -238,12 +238,7 @@ py::object compare(const NativeTopology& topology, const CollectiveArgs& args,
   job.topology = topology.options;
   args.apply(job.flags, job.collective);
   job.algorithms = algorithms;
-  nlohmann::ordered_json out;
-  {
-    py::gil_scoped_release release;
-    out = cli::run_compare(job, *topology.full).json;
-  }
-  return to_python(out);
+  return json_without_gil([&] { return cli::run_compare(job, *topology.full).json; });
 }
 
 py::object bound(const NativeTopology& topology, const std::string& collective,
@@ -261,12 +256,7 @@ py::object bound(const NativeTopology& topology, const std::string& collective,
     job.root_given = true;
   }
   if (npus) job.npus = *npus;
-  nlohmann::ordered_json out;
-  {
-    py::gil_scoped_release release;
-    out = cli::run_bound(job, *topology.full).json;
-  }
-  return to_python(out);
+  return json_without_gil([&] { return cli::run_bound(job, *topology.full).json; });
 }
 
 py::object workload(const NativeTopology& topology, const std::string& et,
@@ -281,12 +271,7 @@ py::object workload(const NativeTopology& topology, const std::string& et,
   job.algorithm = algorithm;
   job.chunks_per_npu = chunks_per_npu;
   job.seed = seed;
-  nlohmann::ordered_json json;
-  {
-    py::gil_scoped_release release;
-    json = cli::run_workload(job).json;
-  }
-  return to_python(json);
+  return json_without_gil([&] { return cli::run_workload(job).json; });
 }
 
 py::object run_file(const std::string& path, const std::optional<NativeTopology>& topology,
@@ -300,14 +285,12 @@ py::object run_file(const std::string& path, const std::optional<NativeTopology>
   }
   o.link_model = link_model;
   if (size) o.size = *size;
-  nlohmann::ordered_json out;
-  {
-    py::gil_scoped_release release;
+  return json_without_gil([&] {
     const cli::Outcome outcome = cli::run_file(o, /*nominal_size_if_missing=*/verify);
-    out = cli::outcome_json(outcome, o.link_model);
+    nlohmann::ordered_json out = cli::outcome_json(outcome, o.link_model);
     if (verify) cli::require_verified(o, outcome);
-  }
-  return to_python(out);
+    return out;
+  });
 }
 
 }  // namespace
@@ -327,12 +310,7 @@ PYBIND11_MODULE(_tacos, m) {
       .def_property_readonly("links", [](const NativeTopology& t) { return t.full->num_links(); })
       .def("link_values", &link_values)
       .def("describe", [](const NativeTopology& t) {
-        nlohmann::ordered_json out;
-        {
-          py::gil_scoped_release release;
-          out = tacos::cli::describe_json(*t.full);
-        }
-        return to_python(out);
+        return json_without_gil([&] { return tacos::cli::describe_json(*t.full); });
       });
   // --size's parser, so that a sweep file's sizes are checked and read as the command reads them.
   m.def(

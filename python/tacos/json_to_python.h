@@ -37,4 +37,16 @@ inline pybind11::object to_python(const nlohmann::ordered_json& value) {
   }
 }
 
+// Runs `make_json` (a command's work, returning its --json) with the GIL released, so other
+// Python threads go on meanwhile, and converts the result.
+template <class MakeJson>
+pybind11::object json_without_gil(const MakeJson& make_json) {
+  nlohmann::ordered_json out;
+  {
+    pybind11::gil_scoped_release release;
+    out = make_json();
+  }
+  return to_python(out);
+}
+
 }  // namespace tacos::python

@@ -420,31 +420,27 @@ BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
   BandwidthBound out;
   const std::string exact = ": exact cut bound over all device sets (max-flow, Dinkelbach)";
 
+  // The rooted and all-to-all-members cases: sources weighted by what they hold, the sinks
+  // that need it; collectives that gather data in are bounded on the reversed graph.
+  const auto exact_cut = [&](bool reversed, const std::vector<int>& sinks) {
+    const FlowGraph g = bounds_detail::make_flow_graph(t, reversed);
+    out.seconds = closure(g, weight, sinks);
+    out.method = to_string(kind) + exact;
+    return out;
+  };
   switch (kind) {
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kReduceScatter: {
+    case CollectiveKind::kReduceScatter:
       for (NpuId m : members) weight[m] = per_member;
-      const FlowGraph g = bounds_detail::make_flow_graph(t, kind == CollectiveKind::kReduceScatter);
-      out.seconds = closure(g, weight, members);
-      out.method = to_string(kind) + exact;
-      return out;
-    }
+      return exact_cut(kind == CollectiveKind::kReduceScatter, members);
     case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce: {
+    case CollectiveKind::kReduce:
       weight[root] = chunk * c.num_chunks();
-      const FlowGraph g = bounds_detail::make_flow_graph(t, kind == CollectiveKind::kReduce);
-      out.seconds = closure(g, weight, others);
-      out.method = to_string(kind) + exact;
-      return out;
-    }
+      return exact_cut(kind == CollectiveKind::kReduce, others);
     case CollectiveKind::kGather:
-    case CollectiveKind::kScatter: {
+    case CollectiveKind::kScatter:
       for (NpuId m : others) weight[m] = per_member;
-      const FlowGraph g = bounds_detail::make_flow_graph(t, kind == CollectiveKind::kScatter);
-      out.seconds = closure(g, weight, {root});
-      out.method = to_string(kind) + exact;
-      return out;
-    }
+      return exact_cut(kind == CollectiveKind::kScatter, {root});
     case CollectiveKind::kAllReduce: {
       // (a) Sets with members on both sides: one contains members[0] or not. A set without m0
       // but with another member is bounded by "broadcast from m0", a set with m0 and without

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "../common/read_file.h"
 #include "tacos/common/error.h"
 #include "tacos/io/algorithm_json.h"
 #include "tacos/io/msccl_xml.h"
@@ -24,11 +25,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 // (ngpus, nchunksperloop) are at most 2^24; byte sizes may be larger (`max`).
 long long msccl_root_number(const std::string& path, const std::string& name,
                             long long max = 1LL << 24) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string content = text.str();
+  const std::string content = detail::read_file(path);
   const std::size_t open = content.find("<algo");
   if (open == std::string::npos) throw Error(path + ": no <algo> element");
   const std::size_t close = content.find('>', open);

@@ -116,8 +116,8 @@ struct AstraRunCommand {
 
 void add_astra_run_command(CLI::App& app) {
   auto cmd = std::make_shared<AstraRunCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "astra-run",
+  CLI::App* sub = add_command(
+      app, cmd, "astra-run",
       "Run a bundle written by synthesize --format chakra or by workload through ASTRA-sim and "
       "compare times");
   sub->add_option("dir", cmd->dir, "The --out directory (or its astra/ folder)")->required();
@@ -129,7 +129,6 @@ void add_astra_run_command(CLI::App& app) {
   sub->add_flag("--alone", cmd->alone,
                 "A workload bundle: also run each distinct collective alone and compare it with "
                 "tacos's time");
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

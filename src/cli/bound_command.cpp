@@ -54,8 +54,8 @@ struct BoundCommand {
 
 void add_bound_command(CLI::App& app) {
   auto cmd = std::make_shared<BoundCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "bound",
+  CLI::App* sub = add_command(
+      app, cmd, "bound",
       "Lower bounds on a collective's time: latency (farthest pair) and bandwidth (cut) bound, "
       "and under the tacos link model the store-and-forward bound of switch fabrics");
   cmd->job.topology.add_to(*sub);
@@ -76,7 +76,6 @@ void add_bound_command(CLI::App& app) {
   sub->add_flag("--json", cmd->json,
                 "Print one JSON object on stdout instead of the summary (algbw_at_bound_gbps, "
                 "busbw_at_bound_gbps: GB/s of 10^9 B/s, as nccl-tests)");
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

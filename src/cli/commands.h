@@ -1,5 +1,6 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 namespace tacos::cli {
@@ -17,6 +18,16 @@ void add_verify_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_astra_run_command(CLI::App& app);
 void add_workload_command(CLI::App& app);
+
+// Adds the subcommand `name` to `app`, run by `command->run()` when chosen; the callback keeps
+// the command (its flags' storage) alive as long as `app`.
+template <class Command>
+CLI::App* add_command(CLI::App& app, const std::shared_ptr<Command>& command, std::string name,
+                      std::string help) {
+  CLI::App* sub = app.add_subcommand(std::move(name), std::move(help));
+  sub->callback([command] { command->run(); });
+  return sub;
+}
 
 // A CLI11 parse error of `app` as one line naming the flag and what it expects (CLI11 alone
 // prints "Could not convert: --root = x" and a second line pointing at --help).

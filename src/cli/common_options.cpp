@@ -9,6 +9,15 @@
 
 namespace tacos::cli {
 
+void TopologyOptions::add_optional_to(CLI::App& command, bool& given,
+                                      const std::string& description) {
+  add_to(command);
+  command.get_option("--topology")
+      ->default_str("")
+      ->description(description)
+      ->each([&given](const std::string&) { given = true; });
+}
+
 void TopologyOptions::add_to(CLI::App& command) {
   command
       .add_option("--topology", topology,

@@ -15,6 +15,9 @@ struct TopologyOptions {
   std::string latency;    // empty: 0.5us (DGX kinds: their datasheet numbers)
   std::string switch_model = "device";
   void add_to(CLI::App& command);
+  // For commands that read an algorithm file: --topology is optional (no default shown) and
+  // sets `given` when used; `given` must live as long as `command`.
+  void add_optional_to(CLI::App& command, bool& given, const std::string& description);
   // Generator spec or YAML file -> topology (switch devices kept).
   Topology load() const;
   // What algorithms run on: `full` itself (switches as devices) or, with --switch-model

@@ -101,8 +101,9 @@ struct CompareCommand {
 
 void add_compare_command(CLI::App& app) {
   auto cmd = std::make_shared<CompareCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "compare", "Run TACOS and the baselines through the same simulator and compare them");
+  CLI::App* sub =
+      add_command(app, cmd, "compare",
+                  "Run TACOS and the baselines through the same simulator and compare them");
   cmd->job.topology.add_to(*sub);
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
@@ -114,7 +115,6 @@ void add_compare_command(CLI::App& app) {
                 "Print one JSON object {\"results\": [...]} (algbw_gbps, busbw_gbps: GB/s of "
                 "10^9 B/s, as nccl-tests)");
   sub->add_option("--plot", cmd->job.plot, "Also draw the comparison as a bar chart (FILE.svg)");
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

@@ -68,22 +68,19 @@ struct ConvertCommand {
 
 void add_convert_command(CLI::App& app) {
   auto cmd = std::make_shared<ConvertCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "convert",
+  CLI::App* sub = add_command(
+      app, cmd, "convert",
       "Convert an algorithm: IN and OUT are .json (tacos), .xml (MSCCL-IR) or a directory "
       "(Chakra ET: OUT/chakra/tacos.RANK.et and OUT/astra/)");
   sub->add_option("IN", cmd->in, "Input algorithm file or Chakra prefix/directory")->required();
   sub->add_option("OUT", cmd->out, "Output file (.json, .xml) or directory (Chakra)")->required();
-  cmd->topology.add_to(*sub);
-  sub->get_option("--topology")
-      ->default_str("")
-      ->description("Topology the algorithm runs on; default: fully connected among its NPUs")
-      ->each([cmd](const std::string&) { cmd->topology_given = true; });
+  cmd->topology.add_optional_to(
+      *sub, cmd->topology_given,
+      "Topology the algorithm runs on; default: fully connected among its NPUs");
   sub->add_option("--link-model", cmd->link_model, "tacos or astra (times of read files)")
       ->capture_default_str();
   sub->add_option("--size", cmd->size, "Collective size for input files that carry none");
   cmd->msccl.add_to(*sub);
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

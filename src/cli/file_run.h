@@ -27,13 +27,9 @@ struct FileRunOptions {
                     "Algorithm file: tacos JSON (.json), MSCCL-IR XML (.xml) or a Chakra ET "
                     "prefix/directory")
         ->required();
-    topology.add_to(command);
-    command.get_option("--topology")
-        ->default_str("")
-        ->description(
-            "Topology to run on (generator spec or YAML file); default: fully connected among "
-            "the algorithm's NPUs")
-        ->each([this](const std::string&) { topology_given = true; });
+    topology.add_optional_to(command, topology_given,
+                             "Topology to run on (generator spec or YAML file); default: fully "
+                             "connected among the algorithm's NPUs");
     command.add_option("--link-model", link_model, "tacos or astra")->capture_default_str();
     command.add_option("--size", size,
                        "Collective size for files that carry none (other tools' MSCCL XML, "

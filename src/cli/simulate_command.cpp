@@ -127,8 +127,9 @@ struct VerifyCommand {
 
 void add_simulate_command(CLI::App& app) {
   auto cmd = std::make_shared<SimulateCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "simulate", "Simulate an algorithm file (tacos JSON, MSCCL XML, Chakra ET) on a topology");
+  CLI::App* sub =
+      add_command(app, cmd, "simulate",
+                  "Simulate an algorithm file (tacos JSON, MSCCL XML, Chakra ET) on a topology");
   cmd->options.add_to(*sub);
   sub->add_flag("--json", cmd->options.json,
                 "Print one JSON object (algbw_gbps, busbw_gbps: GB/s of 10^9 B/s, as nccl-tests)");
@@ -136,16 +137,14 @@ void add_simulate_command(CLI::App& app) {
                   "trace: write DIR/trace.json, a Chrome trace of the simulated schedule "
                   "(Perfetto, chrome://tracing; with --out)");
   sub->add_option("--out", cmd->out_dir, "Folder for the --format's file");
-  sub->callback([cmd] { cmd->run(); });
 }
 
 void add_verify_command(CLI::App& app) {
   auto cmd = std::make_shared<VerifyCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "verify", "Check that an algorithm file implements its collective (exit 1 if not)");
+  CLI::App* sub = add_command(
+      app, cmd, "verify", "Check that an algorithm file implements its collective (exit 1 if not)");
   cmd->options.add_to(*sub);
   sub->add_flag("--json", cmd->options.json, "Print one JSON object");
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

@@ -102,8 +102,8 @@ struct SynthesizeCommand {
 
 void add_synthesize_command(CLI::App& app) {
   auto cmd = std::make_shared<SynthesizeCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "synthesize", "Synthesize a collective algorithm, verify it and report its time");
+  CLI::App* sub = add_command(app, cmd, "synthesize",
+                              "Synthesize a collective algorithm, verify it and report its time");
   cmd->job.topology.add_to(*sub);
   cmd->job.collective.add_to(*sub);
   cmd->job.flags.add_to(*sub);
@@ -126,7 +126,6 @@ void add_synthesize_command(CLI::App& app) {
       ->capture_default_str()
       ->each([cmd](const std::string&) { cmd->job.formats_given = true; });
   cmd->msccl.add_to(*sub);
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

@@ -57,12 +57,12 @@ void add_topology_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("topology", "Inspect topologies");
   command->require_subcommand(1);
   auto describe = std::make_shared<DescribeCommand>();
-  CLI::App* sub = command->add_subcommand(
-      "describe", "NPUs, switches, links, degree range, diameter and ingress bandwidth");
+  CLI::App* sub =
+      add_command(*command, describe, "describe",
+                  "NPUs, switches, links, degree range, diameter and ingress bandwidth");
   describe->topology.add_to(*sub);
   sub->add_flag("--json", describe->json, "Print one JSON object");
   sub->footer("Generators:\n" + generator_help());
-  sub->callback([describe] { describe->run(); });
 }
 
 }  // namespace tacos::cli

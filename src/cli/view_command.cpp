@@ -86,26 +86,22 @@ struct ViewCommand {
 
 void add_view_command(CLI::App& app) {
   auto cmd = std::make_shared<ViewCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "view",
+  CLI::App* sub = add_command(
+      app, cmd, "view",
       "Write an interactive HTML viewer of one algorithm file, or two side by side (A B): "
       "topology, time slider, per-link lanes, per-NPU progress");
   sub->add_option("algorithms", cmd->files,
                   "One or two algorithm files (tacos JSON, MSCCL-IR XML, tacos Chakra ET)")
       ->required()
       ->expected(1, 2);
-  cmd->topology.add_to(*sub);
-  sub->get_option("--topology")
-      ->default_str("")
-      ->description(
-          "The topology the algorithms were made for (default: fully connected, as simulate)")
-      ->each([cmd](const std::string&) { cmd->topology_given = true; });
+  cmd->topology.add_optional_to(
+      *sub, cmd->topology_given,
+      "The topology the algorithms were made for (default: fully connected, as simulate)");
   sub->add_option("--link-model", cmd->link_model, "How the schedules are timed: tacos or astra")
       ->capture_default_str();
   sub->add_option("--size", cmd->size, "Collective size, for files that carry none");
   sub->add_option("--out", cmd->out, "Output page: FILE.html")->required();
   sub->footer("Generators:\n" + generator_help());
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

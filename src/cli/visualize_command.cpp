@@ -72,27 +72,22 @@ struct VisualizeCommand {
 
 void add_visualize_command(CLI::App& app) {
   auto cmd = std::make_shared<VisualizeCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "visualize",
+  CLI::App* sub = add_command(
+      app, cmd, "visualize",
       "Draw an algorithm: a timeline of transfers per link with utilization, and for up to 16 "
       "NPUs its time-expanded network (SVG, or HTML embedding the SVG)");
   sub->add_option("--algorithm", cmd->algorithm_file,
                   "Algorithm file: tacos JSON, MSCCL-IR XML or a tacos Chakra ET prefix/folder")
       ->required();
-  cmd->topology.add_to(*sub);
-  sub->get_option("--topology")
-      ->default_str("")
-      ->description(
-          "The topology the algorithm was made for (default: fully connected, as "
-          "simulate)")
-      ->each([cmd](const std::string&) { cmd->topology_given = true; });
+  cmd->topology.add_optional_to(
+      *sub, cmd->topology_given,
+      "The topology the algorithm was made for (default: fully connected, as simulate)");
   sub->add_option("--link-model", cmd->link_model,
                   "How MSCCL XML and Chakra files are timed: tacos or astra")
       ->capture_default_str();
   sub->add_option("--size", cmd->size, "Collective size, for files that carry none");
   sub->add_option("--out", cmd->out, "Output picture: FILE.svg or FILE.html")->required();
   sub->footer("Generators:\n" + generator_help());
-  sub->callback([cmd] { cmd->run(); });
 }
 
 }  // namespace tacos::cli

@@ -38,20 +38,6 @@ std::string describe(const WorkloadCollective& c) {
          members_text(c.members);
 }
 
-// ASTRA-sim's key naming the native algorithm list of a collective kind.
-const char* native_key(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return "all-reduce-implementation";
-    case CollectiveKind::kAllGather:
-      return "all-gather-implementation";
-    case CollectiveKind::kReduceScatter:
-      return "reduce-scatter-implementation";
-    default:
-      return "all-to-all-implementation";
-  }
-}
-
 // The system config: the roofline for compute nodes, and either the per-node custom
 // implementations (splits 1: with more every rank deadlocked, issue 27) or one native
 // algorithm for every collective kind (splits 1 too; astra-run tunes it per algorithm).
@@ -63,7 +49,7 @@ std::string system_json(const WorkloadJob& job, const std::string& native) {
   } else {
     for (CollectiveKind k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
                              CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll})
-      out += std::string("  \"") + native_key(k) + "\": [\"" + native + "\"],\n";
+      out += "  \"" + *astra_implementation_key(k) + "\": [\"" + native + "\"],\n";
   }
   char numbers[160];
   std::snprintf(numbers, sizeof numbers,

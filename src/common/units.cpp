@@ -11,14 +11,6 @@
 namespace tacos {
 namespace {
 
-// Built by appending: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
-std::string quoted(std::string_view text) {
-  std::string result(1, '\'');
-  result.append(text);
-  result.push_back('\'');
-  return result;
-}
-
 // Splits "12.5us" into number and suffix; returns false when there is no leading number.
 bool split_number(std::string_view text, double& value, std::string_view& suffix) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
@@ -55,12 +47,12 @@ Bytes parse_size(std::string_view text, std::string_view what) {
   const std::string expected = std::string(what) +
                                ": expected a positive whole number of bytes with an optional unit "
                                "(B, KB, MB, GB, KiB, MiB, GiB, TiB), got " +
-                               quoted(text);
+                               single_quoted(text);
   if (digits == 0) throw Error(expected);
   std::uint64_t number = 0;
   auto [ptr, ec] = std::from_chars(body.data(), body.data() + digits, number);
   if (ec == std::errc::result_out_of_range)
-    throw Error(std::string(what) + ": " + quoted(text) + " is too large");
+    throw Error(std::string(what) + ": " + single_quoted(text) + " is too large");
   if (ec != std::errc() || ptr != body.data() + digits) throw Error(expected);
   const std::string_view unit = body.substr(digits);
   std::uint64_t multiplier = 0;
@@ -84,10 +76,10 @@ Bytes parse_size(std::string_view text, std::string_view what) {
     if (unit == u.name) multiplier = u.factor;
   if (multiplier == 0) throw Error(expected);
   if (number == 0)
-    throw Error(std::string(what) + ": size must be greater than zero, got " + quoted(text));
+    throw Error(std::string(what) + ": size must be greater than zero, got " + single_quoted(text));
   const auto limit = static_cast<std::uint64_t>(std::numeric_limits<Bytes>::max());
   if (number > limit / multiplier)
-    throw Error(std::string(what) + ": " + quoted(text) + " is too large");
+    throw Error(std::string(what) + ": " + single_quoted(text) + " is too large");
   return static_cast<Bytes>(number * multiplier);
 }
 
@@ -96,7 +88,7 @@ Time parse_latency(std::string_view text, Time bare_unit_ps, std::string_view wh
   std::string_view suffix;
   if (!split_number(text, value, suffix))
     throw Error(std::string(what) + ": expected a latency such as 0.5us, 500ns or 1ms, got " +
-                quoted(text));
+                single_quoted(text));
   double unit_ps = 0;
   if (suffix.empty())
     unit_ps = static_cast<double>(bare_unit_ps);
@@ -111,14 +103,14 @@ Time parse_latency(std::string_view text, Time bare_unit_ps, std::string_view wh
   else if (suffix == "s")
     unit_ps = 1e12;
   else
-    throw Error(std::string(what) + ": unknown latency unit " + quoted(suffix) +
+    throw Error(std::string(what) + ": unknown latency unit " + single_quoted(suffix) +
                 " (expected ns, us or ms)");
   if (value < 0)
-    throw Error(std::string(what) + ": latency must not be negative, got " + quoted(text));
+    throw Error(std::string(what) + ": latency must not be negative, got " + single_quoted(text));
   const double ps = value * unit_ps;
   // Times are 64-bit picoseconds summed over a schedule's hops: one latency stays well below.
   if (ps > 1e15)
-    throw Error(std::string(what) + ": " + quoted(text) + " is too large (at most 1000 s)");
+    throw Error(std::string(what) + ": " + single_quoted(text) + " is too large (at most 1000 s)");
   return static_cast<Time>(std::llround(ps));
 }
 
@@ -128,9 +120,9 @@ double parse_bandwidth(std::string_view text, std::string_view what) {
   if (!split_number(text, value, suffix) ||
       !(suffix.empty() || suffix == "GB/s" || suffix == "GBps"))
     throw Error(std::string(what) + ": expected a bandwidth in GB/s such as 50, got " +
-                quoted(text));
+                single_quoted(text));
   if (!(value > 0))
-    throw Error(std::string(what) + ": bandwidth must be greater than zero, got " + quoted(text));
+    throw Error(std::string(what) + ": bandwidth must be greater than zero, got " + single_quoted(text));
   return value;
 }
 
@@ -196,6 +188,14 @@ std::string format_bytes(Bytes bytes) {
   else
     std::snprintf(buffer, sizeof(buffer), "%.2f %s", value, kNames[unit]);
   return buffer;
+}
+
+// Built by appending: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+std::string single_quoted(std::string_view text) {
+  std::string result(1, '\'');
+  result.append(text);
+  result.push_back('\'');
+  return result;
 }
 
 }  // namespace tacos

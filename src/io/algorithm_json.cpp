@@ -49,6 +49,7 @@
 #include <sstream>
 #include <vector>
 
+#include "../common/read_file.h"
 #include "tacos/collective/collective.h"
 #include "tacos/common/atomic_file.h"
 #include "tacos/common/error.h"
@@ -633,12 +634,7 @@ Algorithm algorithm_from_json(std::string_view text, const std::string& name) {
 }
 
 Algorithm read_algorithm_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (!in && !in.eof()) throw Error(path + ": read failed");
-  const std::string text = buffer.str();
+  const std::string text = detail::read_file(path);
   return algorithm_from_json(text, path);
 }
 

@@ -10,15 +10,6 @@ namespace tacos::detail {
 
 namespace pb = ChakraProtoMsg;
 
-std::string read_file_bytes(const std::string& file) {
-  std::string data;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file + ": cannot open");
-  data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(file + ": read failed");
-  return data;
-}
-
 std::uint64_t length_prefix(const std::uint8_t* bytes, std::size_t size, std::size_t& pos,
                             const std::string& where) {
   std::uint64_t length = 0;

@@ -10,9 +10,6 @@
 
 namespace tacos::detail {
 
-// The whole file, or an Error naming it.
-std::string read_file_bytes(const std::string& file);
-
 // The varint length prefix at `pos` (moved past it), checked against the bytes left; an Error
 // starting with `where` otherwise.
 std::uint64_t length_prefix(const std::uint8_t* bytes, std::size_t size, std::size_t& pos,

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../common/read_file.h"
 #include "chakra_messages.h"
 #include "proto/et_def.pb.h"
 #include "tacos/common/error.h"
@@ -32,7 +33,6 @@ namespace fs = std::filesystem;
 namespace pb = ChakraProtoMsg;
 using detail::integer_value;
 using detail::length_prefix;
-using detail::read_file_bytes;
 
 // NAME.RANK.et -> (NAME, RANK); false when the file name is not of that form.
 bool split_et_name(const std::string& file, std::string& name, std::int64_t& rank) {
@@ -413,7 +413,7 @@ void read_rank(const std::string& file, int rank, int npus, EtRank& out) {
   // its own line first (e.g. invalid UTF-8 in a string field).
   const google::protobuf::LogSilencer quiet;
   out.file = file;
-  const std::string data = read_file_bytes(file);
+  const std::string data = detail::read_file(file);
   if (data.empty()) throw Error(file + ": empty file (expected a GlobalMetadata message first)");
 
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(data.data());
@@ -609,25 +609,12 @@ EtTrace read_chakra(const std::string& prefix_or_dir) {
 }
 
 std::string to_string(EtNodeType type) {
-  switch (type) {
-    case EtNodeType::kInvalid:
-      return "INVALID_NODE";
-    case EtNodeType::kMetadata:
-      return "METADATA_NODE";
-    case EtNodeType::kMemLoad:
-      return "MEM_LOAD_NODE";
-    case EtNodeType::kMemStore:
-      return "MEM_STORE_NODE";
-    case EtNodeType::kComp:
-      return "COMP_NODE";
-    case EtNodeType::kSend:
-      return "COMM_SEND_NODE";
-    case EtNodeType::kRecv:
-      return "COMM_RECV_NODE";
-    case EtNodeType::kColl:
-      return "COMM_COLL_NODE";
-  }
-  return "UNKNOWN_NODE";
+  // Chakra's NodeType names, indexed by their values.
+  static constexpr const char* kNames[] = {"INVALID_NODE",   "METADATA_NODE", "MEM_LOAD_NODE",
+                                           "MEM_STORE_NODE", "COMP_NODE",     "COMM_SEND_NODE",
+                                           "COMM_RECV_NODE", "COMM_COLL_NODE"};
+  const auto index = static_cast<std::size_t>(type);
+  return index < std::size(kNames) ? kNames[index] : "UNKNOWN_NODE";
 }
 
 }  // namespace tacos

@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../common/read_file.h"
 #include "chakra_messages.h"
 #include "proto/et_def.pb.h"
 #include "tacos/common/atomic_file.h"
@@ -69,7 +70,7 @@ struct RankFile {
 RankFile read_rank_file(const std::string& path) {
   // A message that fails to parse is one line of ours; libprotobuf would log its own first.
   const google::protobuf::LogSilencer quiet;
-  const std::string data = detail::read_file_bytes(path);
+  const std::string data = detail::read_file(path);
   if (data.empty()) throw Error(path + ": empty file (expected a Chakra ET)");
   RankFile file;
   file.path = path;

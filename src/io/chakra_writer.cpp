@@ -117,18 +117,8 @@ int comm_type_of(CollectiveKind kind) {
 
 // The system JSON key that names a custom implementation, or "" when ASTRA-sim has none.
 std::string custom_key(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return "all-reduce-implementation-custom";
-    case CollectiveKind::kAllGather:
-      return "all-gather-implementation-custom";
-    case CollectiveKind::kReduceScatter:
-      return "reduce-scatter-implementation-custom";
-    case CollectiveKind::kAllToAll:
-      return "all-to-all-implementation-custom";
-    default:
-      return "";
-  }
+  const auto key = astra_implementation_key(kind);
+  return key ? *key + "-custom" : std::string();
 }
 
 void fill_metadata(pb::GlobalMetadata& meta, const Algorithm& algorithm) {
@@ -665,6 +655,18 @@ void write_binary(const fs::path& path, std::string_view contents) {
 enum class Dim { kRing, kFullyConnected, kSwitch };
 
 }  // namespace
+
+std::optional<std::string> astra_implementation_key(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      return to_string(kind) + "-implementation";
+    default:
+      return std::nullopt;
+  }
+}
 
 std::optional<std::string> astra_network_yaml(const Topology& topology) {
   const TopologyShape& shape = topology.shape();

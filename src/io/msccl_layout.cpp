@@ -1,5 +1,6 @@
 // MSCCL-IR buffer layout and collective names, shared by the writer and the reader (the mapping
 // is documented in include/tacos/io/msccl_xml.h).
+#include <algorithm>
 #include <string>
 
 #include "tacos/common/error.h"
@@ -7,49 +8,20 @@
 
 namespace tacos {
 
+// MSCCL's names are tacos's without the hyphens ("all-gather" -> "allgather"); files also spell
+// them with underscores ("all_gather").
 std::string msccl_collective_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "allgather";
-    case CollectiveKind::kReduceScatter:
-      return "reducescatter";
-    case CollectiveKind::kAllReduce:
-      return "allreduce";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kReduce:
-      return "reduce";
-    case CollectiveKind::kGather:
-      return "gather";
-    case CollectiveKind::kScatter:
-      return "scatter";
-    case CollectiveKind::kAllToAll:
-      return "alltoall";
-  }
-  return "unknown";
+  std::string name = to_string(kind);
+  std::erase(name, '-');
+  return name;
 }
 
 std::optional<CollectiveKind> parse_msccl_collective_name(std::string_view text) {
-  struct Name {
-    std::string_view text;
-    CollectiveKind kind;
-  };
-  static constexpr Name kNames[] = {
-      {"allgather", CollectiveKind::kAllGather},
-      {"all_gather", CollectiveKind::kAllGather},
-      {"reducescatter", CollectiveKind::kReduceScatter},
-      {"reduce_scatter", CollectiveKind::kReduceScatter},
-      {"allreduce", CollectiveKind::kAllReduce},
-      {"all_reduce", CollectiveKind::kAllReduce},
-      {"alltoall", CollectiveKind::kAllToAll},
-      {"all_to_all", CollectiveKind::kAllToAll},
-      {"broadcast", CollectiveKind::kBroadcast},
-      {"reduce", CollectiveKind::kReduce},
-      {"gather", CollectiveKind::kGather},
-      {"scatter", CollectiveKind::kScatter},
-  };
-  for (const Name& n : kNames)
-    if (n.text == text) return n.kind;
+  for (CollectiveKind kind : kCollectiveKinds) {
+    std::string underscored = to_string(kind);
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    if (text == msccl_collective_name(kind) || text == underscored) return kind;
+  }
   return std::nullopt;
 }
 

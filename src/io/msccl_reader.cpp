@@ -56,6 +56,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "../common/read_file.h"
 #include "../simulation/port_engine.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
@@ -1062,12 +1063,7 @@ Algorithm algorithm_from_msccl_xml(std::string_view text, const std::string& sou
 
 Algorithm read_msccl_xml(const std::string& path, const Topology& topology, LinkModel model,
                          std::optional<Bytes> size) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (!in && !in.eof()) throw Error(path + ": read failed");
-  const std::string text = buffer.str();
+  const std::string text = detail::read_file(path);
   return algorithm_from_msccl_xml(text, path, topology, model, size);
 }
 

@@ -83,20 +83,10 @@ struct TooManyNamedThreadBlocks : Error {
 
 enum class OpType : std::uint8_t { kSend, kRecv, kRecvReduceCopy, kCopy, kReduce };
 
+// MSCCL-IR's step types, indexed by OpType.
 const char* type_name(OpType type) {
-  switch (type) {
-    case OpType::kSend:
-      return "s";
-    case OpType::kRecv:
-      return "r";
-    case OpType::kRecvReduceCopy:
-      return "rrc";
-    case OpType::kCopy:
-      return "cpy";
-    case OpType::kReduce:
-      return "re";
-  }
-  return "nop";
+  static constexpr const char* kNames[] = {"s", "r", "rrc", "cpy", "re"};
+  return kNames[static_cast<std::size_t>(type)];
 }
 
 struct Op {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "../common/read_file.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/topology/generators.h"
@@ -122,12 +123,8 @@ class Reader {
 
 YAML::Node load_document(const std::string& path, std::string& contents) {
   std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(path, ec)) in.open(path);
-  if (!in.is_open()) throw Error(path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  contents = text.str();
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": cannot open");
+  contents = detail::read_file(path);
   try {
     return YAML::Load(contents);
   } catch (const YAML::Exception& e) {

@@ -3,6 +3,7 @@
 
 #include "in_switch.h"
 #include "tacos/common/error.h"
+#include "tacos/common/units.h"
 #include "tacos/synthesis/baselines.h"
 #include "tacos/synthesis/request.h"
 #include "tacos/topology/switch_routes.h"
@@ -24,19 +25,12 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kNvlsTree, "nvls-tree"},
                                    {Baseline::kCollnet, "collnet"}};
 
-std::string quoted(std::string_view text) {
-  std::string result(1, '\'');
-  result.append(text);
-  result.push_back('\'');
-  return result;
-}
-
 }  // namespace
 
 Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
-  throw Error("--algorithm: unknown baseline " + quoted(text) +
+  throw Error("--algorithm: unknown baseline " + single_quoted(text) +
               " (expected ring, direct, rhd, dbt, hierarchical, biring, nvls, nvls-tree or "
               "collnet)");
 }
@@ -83,7 +77,7 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
       if (dims.empty())
         return "hierarchical needs the dimensions of a generator topology (such as "
                "ring:4,fc:8 or torus2d:4x4); " +
-               quoted(network.name()) + " has none";
+               single_quoted(network.name()) + " has none";
       std::int64_t npus = 1;
       int active = 0;
       for (const auto& d : dims) {
@@ -91,10 +85,10 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
         active += d.size > 1 ? 1 : 0;
       }
       if (npus != network.npus())
-        return "hierarchical: " + quoted(network.name()) + " has " + std::to_string(npus) +
+        return "hierarchical: " + single_quoted(network.name()) + " has " + std::to_string(npus) +
                " NPUs in its dimensions but " + std::to_string(network.npus()) + " in all";
       if (active < 2)
-        return "hierarchical needs two or more dimensions of size > 1; " + quoted(network.name()) +
+        return "hierarchical needs two or more dimensions of size > 1; " + single_quoted(network.name()) +
                " has " + std::to_string(active);
       return std::nullopt;
     }

@@ -19,6 +19,11 @@ enum class CollectiveKind {
   kScatter,
   kAllToAll,
 };
+inline constexpr CollectiveKind kCollectiveKinds[] = {
+    CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,
+    CollectiveKind::kBroadcast, CollectiveKind::kReduce,        CollectiveKind::kGather,
+    CollectiveKind::kScatter,   CollectiveKind::kAllToAll,
+};
 
 CollectiveKind parse_collective_kind(std::string_view text);  // "all-gather", ... else Error
 std::string to_string(CollectiveKind kind);

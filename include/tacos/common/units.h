@@ -30,5 +30,7 @@ double to_micros(Time ps);
 std::string format_micros(Time ps);
 // "64 MiB", "1.5 KiB", "1000 B".
 std::string format_bytes(Bytes bytes);
+// 'text' in single quotes, as error messages show a value they reject.
+std::string single_quoted(std::string_view text);
 
 }  // namespace tacos

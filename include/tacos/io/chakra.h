@@ -69,6 +69,11 @@ void write_chakra(const Algorithm& algorithm, const Topology& topology, const st
 // links are not what the shape's generator builds.
 std::optional<std::string> astra_network_yaml(const Topology& topology);
 
+// ASTRA-sim's system-config key for the native implementations of a collective kind
+// ("all-reduce-implementation"; the custom one adds "-custom"), or nullopt for the kinds its
+// workload layer does not run (only All-Reduce, All-Gather, Reduce-Scatter and All-to-All).
+std::optional<std::string> astra_implementation_key(CollectiveKind kind);
+
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
