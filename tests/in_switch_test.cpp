@@ -386,6 +386,33 @@ TEST(ReducingSwitch, TwoDomainsOffloadToNics) {
   for (NpuId m = 0; m < n; ++m) EXPECT_LT(nvlink_in[m], c.size()) << m;
 }
 
+// Where the in-switch plan is faster than the lower bound of the same fabric without reducing
+// switches (8 NPUs on one reducing switch, All-Reduce: S / B against 2 (N - 1) / N x S / B),
+// the greedy, which never reduces in a switch, cannot win and is not run: its progress is
+// never reported, only the end, and the result is the in-switch plan. Reduce-Scatter's
+// in-switch plan moves what a unicast one does (its bound is the same), so the greedy runs.
+TEST(ReducingSwitch, GreedySkippedWhereTheInSwitchPlanBeatsEveryUnicastPlan) {
+  const Topology t = star(8, true);
+  const Collective c = all_reduce(8, 4);
+  std::vector<double> progress;
+  SynthesisOptions o = options(LinkModel::kAstra);
+  o.progress = [&](double fraction) { progress.push_back(fraction); };
+  const SynthesisResult r = synthesize_tacos(t, c, o);
+  const std::optional<Algorithm> plan = detail::in_switch_plan(t, c, LinkModel::kAstra);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(r.collective_time, plan->collective_time);
+  EXPECT_LT(to_micros(r.collective_time), compute_lower_bound(star(8, false), c).lower_bound_us);
+  EXPECT_EQ(progress, std::vector<double>{1.0});
+  EXPECT_EQ(r.seed, o.seed);
+  EXPECT_TRUE(verify_algorithm(r.algorithm, t, LinkModel::kAstra).ok);
+
+  progress.clear();
+  const Collective rs = Collective::make(CollectiveKind::kReduceScatter, 8, kChunkBytes * 8 * 4, 4);
+  const SynthesisResult greedy = synthesize_tacos(t, rs, o);
+  EXPECT_GT(progress.size(), 1U);
+  EXPECT_TRUE(verify_algorithm(greedy.algorithm, t, LinkModel::kAstra).ok);
+}
+
 // Formats: algorithm.json carries in-switch transfers and `simulate` and `verify` of it give the
 // printed time; Chakra ET and MSCCL-IR refuse with one line and leave no files; compare lists
 // NCCL's in-switch algorithms where a switch reduces.
