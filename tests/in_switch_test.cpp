@@ -345,6 +345,38 @@ TEST(ReducingSwitch, DomainsAllReduce) {
       }
 }
 
+namespace {
+
+// `domains` NVLS domains of `d` NPUs (NVLink `nvlink_gbps`, 0.25 us per port; switches n, n + 1,
+// ...) joined by d rails, one leaf each (50 GB/s and 1 us per NIC port).
+Topology rail_joined_domains(int domains, int d, double nvlink_gbps) {
+  const int n = domains * d;
+  std::vector<Link> links;
+  for (NpuId m = 0; m < n; ++m) {
+    const DeviceId domain = n + m / d, leaf = n + domains + m % d;
+    links.push_back({m, domain, nvlink_gbps, 250'000});
+    links.push_back({domain, m, nvlink_gbps, 250'000});
+    links.push_back({m, leaf, 50.0, 1'000'000});
+    links.push_back({leaf, m, 50.0, 1'000'000});
+  }
+  Topology t(n, domains + d, links, "rail-joined-domains");
+  for (DeviceId s = n; s < n + domains; ++s) {
+    t.set_reducing(s);
+    t.set_multicast(s);
+  }
+  return t;
+}
+
+// Bytes each NPU receives from a reducing switch (its NVLink domain's) in `plan`.
+std::vector<Bytes> nvlink_ingress(const Algorithm& plan, const Topology& t) {
+  std::vector<Bytes> in(t.npus());
+  for (const Transfer& x : plan.transfers())
+    if (t.is_reducing(x.src)) in[x.dst] += plan.collective().chunk_bytes() * x.num_chunks;
+  return in;
+}
+
+}  // namespace
+
 // Two NVLS domains of 16 NPUs (200 GB/s, 0.25 us per NVLink port) joined by 16 rails (one
 // leaf each, 50 GB/s and 1 us per NIC port), the shape of two GB200 NVL72 racks with a NIC four
 // times slower than NVLink instead of eighteen. A plan that moves the whole buffer through
@@ -354,20 +386,8 @@ TEST(ReducingSwitch, DomainsAllReduce) {
 // below that (measured 303.598 us under the astra model at K = 32), against the cut bound
 // 64 MiB / (200 + 50) GB/s = 250 us. The NVLink ports carry less than the buffer.
 TEST(ReducingSwitch, TwoDomainsOffloadToNics) {
-  const int d = 16, n = 2 * d;
-  std::vector<Link> links;
-  for (NpuId m = 0; m < n; ++m) {
-    const DeviceId domain = n + m / d, leaf = n + 2 + m % d;
-    links.push_back({m, domain, 200.0, 250'000});
-    links.push_back({domain, m, 200.0, 250'000});
-    links.push_back({m, leaf, 50.0, 1'000'000});
-    links.push_back({leaf, m, 50.0, 1'000'000});
-  }
-  Topology t(n, 2 + d, links, "two-domains-16");
-  for (DeviceId s : {n, n + 1}) {
-    t.set_reducing(s);
-    t.set_multicast(s);
-  }
+  const int n = 32;
+  const Topology t = rail_joined_domains(2, 16, 200.0);
   const Collective c = Collective::make(CollectiveKind::kAllReduce, n, Bytes{64} << 20, 32);
   const std::optional<Algorithm> plan = detail::in_switch_plan(t, c, LinkModel::kAstra);
   ASSERT_TRUE(plan.has_value());
@@ -380,10 +400,25 @@ TEST(ReducingSwitch, TwoDomainsOffloadToNics) {
   EXPECT_LT(to_micros(plan->collective_time), nvlink_only_us);
   EXPECT_GE(to_micros(plan->collective_time), bound.lower_bound_us);
   // Every NPU receives less than the buffer over NVLink; the rest comes over its NIC.
-  std::vector<Bytes> nvlink_in(n);
-  for (const Transfer& x : plan->transfers())
-    if (x.src >= n && x.src < n + 2) nvlink_in[x.dst] += c.chunk_bytes() * x.num_chunks;
-  for (NpuId m = 0; m < n; ++m) EXPECT_LT(nvlink_in[m], c.size()) << m;
+  const std::vector<Bytes> in = nvlink_ingress(*plan, t);
+  for (NpuId m = 0; m < n; ++m) EXPECT_LT(in[m], c.size()) << m;
+}
+
+// With three domains (NVLink 100 GB/s, so that the NICs have time to spare beside the rail
+// stage's 2 (M - 1) / M of a rail's share) each NPU hands chunks to its peer in the next domain,
+// the last domain's to the first: the plan verifies, replays to its time and every NPU receives
+// less than the buffer over NVLink.
+TEST(ReducingSwitch, ThreeDomainsOffloadToTheNextDomain) {
+  const int n = 48;
+  const Topology t = rail_joined_domains(3, 16, 100.0);
+  const Collective c = Collective::make(CollectiveKind::kAllReduce, n, Bytes{64} << 20, 16);
+  const std::optional<Algorithm> plan = detail::in_switch_plan(t, c, LinkModel::kAstra);
+  ASSERT_TRUE(plan.has_value());
+  const VerifyResult v = verify_algorithm(*plan, t, LinkModel::kAstra);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(v.collective_time, plan->collective_time);
+  const std::vector<Bytes> in = nvlink_ingress(*plan, t);
+  for (NpuId m = 0; m < n; ++m) EXPECT_LT(in[m], c.size()) << m;
 }
 
 // Where the in-switch plan is faster than the lower bound of the same fabric without reducing
