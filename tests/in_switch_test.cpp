@@ -2,11 +2,14 @@
 // and sends what it holds. Hand-worked times of tacos's in-switch plan and of NCCL's NVLS under
 // both link models, the verifier tracking contributor sets through the switch (hand-made bad
 // schedules), the simulator's errors, and the All-Reduce bound that holds with such a switch.
+#include "../src/synthesis/in_switch.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -340,6 +343,109 @@ TEST(ReducingSwitch, DomainsAllReduce) {
           EXPECT_LE(r.collective_time, a.collective_time) << to_string(b) << " " << k;
         }
       }
+}
+
+namespace {
+
+// `domains` NVLS domains of `d` NPUs (NVLink `nvlink_gbps`, 0.25 us per port; switches n, n + 1,
+// ...) joined by d rails, one leaf each (50 GB/s and 1 us per NIC port).
+Topology rail_joined_domains(int domains, int d, double nvlink_gbps) {
+  const int n = domains * d;
+  std::vector<Link> links;
+  for (NpuId m = 0; m < n; ++m) {
+    const DeviceId domain = n + m / d, leaf = n + domains + m % d;
+    links.push_back({m, domain, nvlink_gbps, 250'000});
+    links.push_back({domain, m, nvlink_gbps, 250'000});
+    links.push_back({m, leaf, 50.0, 1'000'000});
+    links.push_back({leaf, m, 50.0, 1'000'000});
+  }
+  Topology t(n, domains + d, links, "rail-joined-domains");
+  for (DeviceId s = n; s < n + domains; ++s) {
+    t.set_reducing(s);
+    t.set_multicast(s);
+  }
+  return t;
+}
+
+// Bytes each NPU receives from a reducing switch (its NVLink domain's) in `plan`.
+std::vector<Bytes> nvlink_ingress(const Algorithm& plan, const Topology& t) {
+  std::vector<Bytes> in(t.npus());
+  for (const Transfer& x : plan.transfers())
+    if (t.is_reducing(x.src)) in[x.dst] += plan.collective().chunk_bytes() * x.num_chunks;
+  return in;
+}
+
+}  // namespace
+
+// Two NVLS domains of 16 NPUs (200 GB/s, 0.25 us per NVLink port) joined by 16 rails (one
+// leaf each, 50 GB/s and 1 us per NIC port), the shape of two GB200 NVL72 racks with a NIC four
+// times slower than NVLink instead of eighteen. A plan that moves the whole buffer through
+// every NPU's NVLink port each way takes at least S / B = 64 MiB / 200 GB/s = 312.5 us (plus
+// the first result's trip through both stages and the rail). tacos's plan hands some chunks to
+// the rail peer over the NIC, which the rail stage leaves three-quarters idle, and finishes
+// below that (measured 303.598 us under the astra model at K = 32), against the cut bound
+// 64 MiB / (200 + 50) GB/s = 250 us. The NVLink ports carry less than the buffer.
+TEST(ReducingSwitch, TwoDomainsOffloadToNics) {
+  const int n = 32;
+  const Topology t = rail_joined_domains(2, 16, 200.0);
+  const Collective c = Collective::make(CollectiveKind::kAllReduce, n, Bytes{64} << 20, 32);
+  const std::optional<Algorithm> plan = detail::in_switch_plan(t, c, LinkModel::kAstra);
+  ASSERT_TRUE(plan.has_value());
+  const VerifyResult v = verify_algorithm(*plan, t, LinkModel::kAstra);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(v.collective_time, plan->collective_time);
+  const LowerBound bound = compute_lower_bound(t, c);
+  EXPECT_NEAR(bound.lower_bound_us, 250.0, 1e-6);
+  const double nvlink_only_us = 312.5;
+  EXPECT_LT(to_micros(plan->collective_time), nvlink_only_us);
+  EXPECT_GE(to_micros(plan->collective_time), bound.lower_bound_us);
+  // Every NPU receives less than the buffer over NVLink; the rest comes over its NIC.
+  const std::vector<Bytes> in = nvlink_ingress(*plan, t);
+  for (NpuId m = 0; m < n; ++m) EXPECT_LT(in[m], c.size()) << m;
+}
+
+// With three domains (NVLink 100 GB/s, so that the NICs have time to spare beside the rail
+// stage's 2 (M - 1) / M of a rail's share) each NPU hands chunks to its peer in the next domain,
+// the last domain's to the first: the plan verifies, replays to its time and every NPU receives
+// less than the buffer over NVLink.
+TEST(ReducingSwitch, ThreeDomainsOffloadToTheNextDomain) {
+  const int n = 48;
+  const Topology t = rail_joined_domains(3, 16, 100.0);
+  const Collective c = Collective::make(CollectiveKind::kAllReduce, n, Bytes{64} << 20, 16);
+  const std::optional<Algorithm> plan = detail::in_switch_plan(t, c, LinkModel::kAstra);
+  ASSERT_TRUE(plan.has_value());
+  const VerifyResult v = verify_algorithm(*plan, t, LinkModel::kAstra);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(v.collective_time, plan->collective_time);
+  const std::vector<Bytes> in = nvlink_ingress(*plan, t);
+  for (NpuId m = 0; m < n; ++m) EXPECT_LT(in[m], c.size()) << m;
+}
+
+// Where the in-switch plan is faster than the lower bound of the same fabric without reducing
+// switches (8 NPUs on one reducing switch, All-Reduce: S / B against 2 (N - 1) / N x S / B),
+// the greedy, which never reduces in a switch, cannot win and is not run: its progress is
+// never reported, only the end, and the result is the in-switch plan. Reduce-Scatter's
+// in-switch plan moves what a unicast one does (its bound is the same), so the greedy runs.
+TEST(ReducingSwitch, GreedySkippedWhereTheInSwitchPlanBeatsEveryUnicastPlan) {
+  const Topology t = star(8, true);
+  const Collective c = all_reduce(8, 4);
+  std::vector<double> progress;
+  SynthesisOptions o = options(LinkModel::kAstra);
+  o.progress = [&](double fraction) { progress.push_back(fraction); };
+  const SynthesisResult r = synthesize_tacos(t, c, o);
+  const std::optional<Algorithm> plan = detail::in_switch_plan(t, c, LinkModel::kAstra);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(r.collective_time, plan->collective_time);
+  EXPECT_LT(to_micros(r.collective_time), compute_lower_bound(star(8, false), c).lower_bound_us);
+  EXPECT_EQ(progress, std::vector<double>{1.0});
+  EXPECT_EQ(r.seed, o.seed);
+  EXPECT_TRUE(verify_algorithm(r.algorithm, t, LinkModel::kAstra).ok);
+
+  progress.clear();
+  const Collective rs = Collective::make(CollectiveKind::kReduceScatter, 8, kChunkBytes * 8 * 4, 4);
+  const SynthesisResult greedy = synthesize_tacos(t, rs, o);
+  EXPECT_GT(progress.size(), 1U);
+  EXPECT_TRUE(verify_algorithm(greedy.algorithm, t, LinkModel::kAstra).ok);
 }
 
 // Formats: algorithm.json carries in-switch transfers and `simulate` and `verify` of it give the

@@ -4,6 +4,7 @@
 #include "in_switch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -166,15 +167,33 @@ struct Slack {
   Time before_domains = 0;
 };
 
+// NIC offload (tacos's plan, on unicast rails whose NICs have time to spare): in each round (one
+// chunk per rail) every NPU hands `per_round` of its contributions to its rail peer in the next
+// domain over the NIC; the peer adds it to its own before sending it up, and forwards the result
+// back over the NIC once its switch sent it. The NPU moves those chunks over neither NVLink
+// port. Without it every NVLink port carries the whole buffer each way, and an NPU's ingress
+// waits one chunk's trip through both stages and the rail (about 3.3 us on two GB200 NVL72
+// racks) before its first result: the plan cannot end before S / B plus that fill.
+struct Offload {
+  // The NIC's busy share the offload may bring it to (0: none). Each chunk per NPU and round
+  // adds two to the NIC's rail chunks; with more than 0.8 of the NIC busy, queues at the NIC
+  // delay the rail stage more than the NVLink ports gain (measured on gb200-nvl72:2:nvls).
+  double nic_load = 0;
+  Time lead = 32;  // bottleneck periods between a contribution's arrival and its use
+  Time lag = 32;   // bottleneck periods between the peer holding the result and its forward
+};
+
 // All-Reduce over the domains. Chunk c is carried by rail r = c mod D: (1) into the rail's NPU
 // of each domain through the domain's switch; (2) across the rail; (3) from the rail's NPU to
 // its domain through the switch. tacos's stages move the whole buffer out and in per NPU on
 // NVLink and 2 (M - 1) / M of its rail's share on the rail (SHARP: the share once each way).
 // The placeholder times are estimates from the bottleneck period, so that each port's queue
 // holds the chunks in about the order they become ready.
-Algorithm domains_all_reduce(const Topology& topology, const Collective& collective,
-                             LinkModel model, const Domains& dom, InDomain in_domain,
-                             AcrossRails across, Slack slack, const std::string& name) {
+// With an offload asked for (nic_load > 0), nullopt where none applies.
+std::optional<Algorithm> domains_all_reduce(const Topology& topology, const Collective& collective,
+                                            LinkModel model, const Domains& dom, InDomain in_domain,
+                                            AcrossRails across, Slack slack, Offload offload,
+                                            const std::string& name) {
   const int domains = dom.count();
   const int per_domain = dom.per_domain();
   const Bytes bytes = collective.chunk_bytes();
@@ -217,19 +236,59 @@ Algorithm domains_all_reduce(const Topology& topology, const Collective& collect
   SlotPlan plan(collective, name, model);
   const int chunks = collective.num_chunks();
   const bool nccl = in_domain == InDomain::kNccl;
+  // The offload runs in rounds [first_offloaded, last_offloaded): the first contributions
+  // can leave at time 0, and the last forwards arrive before the plan's end (about two trips
+  // through the stages and the rail). It takes each NVLink port's load per chunk to 1 - p / D
+  // and adds 2 p / D to each NIC's (its own contributions out and results in, its peer's in
+  // and out).
+  const int per_round = std::min(
+      (per_domain - 1) / domains,
+      static_cast<int>(std::floor((offload.nic_load * per_domain * static_cast<double>(nv_busy) /
+                                       static_cast<double>(nic_busy) -
+                                   rail_chunks) /
+                                  2)));
+  const bool offloads = per_round > 0 && !sharp && across == AcrossRails::kTacos;
+  const double share = offloads ? static_cast<double>(per_round) / per_domain : 0;
+  const Time lead = rail_hop + offload.lead * period;
+  const Time lag = offload.lag * period;
+  const Time fill = 2 * (nv_up + nv_down) + rail_hop + lead + rail_hop + lag;
+  const Time offload_period = std::max<Time>(
+      static_cast<Time>((1 - share) * static_cast<double>(nv_busy)) + 1,
+      static_cast<Time>((rail_chunks / per_domain + 2 * share) * static_cast<double>(nic_busy)) +
+          1);
+  const int first_offloaded = static_cast<int>(lead / period / per_domain + 1);
+  const int last_offloaded = static_cast<int>(
+      (chunks - fill / offload_period - slack.before_rail - slack.before_domains) / per_domain);
+  if (offload.nic_load > 0 && (!offloads || last_offloaded <= first_offloaded)) return std::nullopt;
+  Time t = 0;
   for (ChunkId c = 0; c < chunks; ++c) {
     const int r = c % per_domain;
-    const int home = (c / per_domain) % domains;
-    Time t = static_cast<Time>(c) * period;
+    const int round = c / per_domain;
+    const int home = round % domains;
     auto send = [&](DeviceId from, DeviceId to, Time at, Time lasts, bool reduce) {
       plan.send_at(from, to, at, at + lasts, c, reduce);
     };
+    // The domain whose NPU at index i offloads chunk c to the next domain, or -1: the M p
+    // indices before the rail's, one domain after the other. Every NPU offloads p chunks of
+    // every round (uneven shares measured slower: the ports' queues drift apart).
+    const bool offloaded = offloads && round >= first_offloaded && round < last_offloaded;
+    auto offloader = [&](int i) {
+      const int j = (r - 1 - i + per_domain) % per_domain;
+      return offloaded && j < domains * per_round ? j % domains : -1;
+    };
     // (1) into each domain's rail NPU
     for (int d = 0; d < domains; ++d) {
-      for (NpuId m : dom.gpus[d])
-        if (m != dom.gpus[d][r]) send(m, dom.switches[d], t, nv_up, true);
+      for (int i = 0; i < per_domain; ++i) {
+        if (i == r) continue;
+        const NpuId m = dom.gpus[d][i];
+        if (offloader(i) == d)
+          send(m, dom.gpus[(d + 1) % domains][i], std::max<Time>(0, t - lead), rail_hop, true);
+        else
+          send(m, dom.switches[d], t, nv_up, true);
+      }
       send(dom.switches[d], dom.gpus[d][r], t + nv_up, nv_down, true);
     }
+    const Time stage_one = t;
     t += nv_up + nv_down;
     // (2) across the rail
     t += slack.before_rail * period;
@@ -274,9 +333,16 @@ Algorithm domains_all_reduce(const Topology& topology, const Collective& collect
     t += slack.before_domains * period;
     for (int d = 0; d < domains; ++d) {
       send(dom.gpus[d][r], dom.switches[d], t, nv_up, false);
-      for (NpuId m : dom.gpus[d])
-        if (nccl || m != dom.gpus[d][r]) send(dom.switches[d], m, t + nv_up, nv_down, false);
+      for (int i = 0; i < per_domain; ++i) {
+        if ((!nccl && i == r) || offloader(i) == d) continue;
+        const NpuId m = dom.gpus[d][i];
+        send(dom.switches[d], m, t + nv_up, nv_down, false);
+        const int from = offloader(i);
+        if (from >= 0 && (from + 1) % domains == d)
+          send(m, dom.gpus[from][i], t + nv_up + nv_down + lag, rail_hop, false);
+      }
     }
+    t = stage_one + (offloaded ? offload_period : period);
   }
   return plan.build(topology, model);
 }
@@ -287,11 +353,21 @@ Algorithm fastest_domains_all_reduce(const Topology& topology, const Collective&
                                      LinkModel model, const Domains& dom, InDomain in_domain,
                                      AcrossRails across, const std::string& name) {
   std::optional<Algorithm> best;
+  Slack best_slack;
   for (const Slack slack :
        {Slack{0, 0}, Slack{4, 0}, Slack{16, 0}, Slack{4, 8}, Slack{16, 16}, Slack{4, 32}}) {
-    Algorithm plan =
-        domains_all_reduce(topology, collective, model, dom, in_domain, across, slack, name);
-    if (!best || plan.collective_time < best->collective_time) best = std::move(plan);
+    std::optional<Algorithm> plan = domains_all_reduce(topology, collective, model, dom, in_domain,
+                                                       across, slack, Offload{}, name);
+    if (!best || plan->collective_time < best->collective_time) {
+      best = std::move(plan);
+      best_slack = slack;
+    }
+  }
+  // tacos's plan also tries the NIC offload, with the slack that won without it.
+  if (in_domain == InDomain::kTacos && across == AcrossRails::kTacos) {
+    std::optional<Algorithm> plan = domains_all_reduce(topology, collective, model, dom, in_domain,
+                                                       across, best_slack, Offload{0.8}, name);
+    if (plan && plan->collective_time < best->collective_time) best = std::move(plan);
   }
   return std::move(*best);
 }

@@ -20,6 +20,7 @@
 #include "message_coalescing.h"
 #include "reduction.h"
 #include "routed_unicast.h"
+#include "tacos/bounds/lower_bound.h"
 #include "tacos/common/error.h"
 #include "tacos/common/time_limit.h"
 #include "tacos/common/units.h"
@@ -481,6 +482,42 @@ Trial make_trial(const Topology& topology, const Collective& collective,
   throw Error("synthesize: unknown collective");
 }
 
+double seconds_since(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+// Whether `plan` is faster than the lower bound of `topology` with no switch reducing, which
+// every plan of the greedy (unicast, multicast copies where declared) respects.
+bool beats_every_unicast_plan(const Algorithm& plan, const Topology& topology,
+                              const Collective& collective) {
+  Topology unreducing = topology;
+  for (DeviceId s = topology.npus(); s < topology.devices(); ++s) unreducing.set_reducing(s, false);
+  const double bound_us = compute_lower_bound(unreducing, collective).lower_bound_us;
+  // Whole picoseconds below the bound, rounded down: the comparison stays in integer time.
+  return plan.collective_time < static_cast<Time>(bound_us * 1e6);
+}
+
+// The result that reports the in-switch plan (its seed: the request's).
+SynthesisResult in_switch_result(Algorithm plan, const Collective& collective,
+                                 const SynthesisOptions& options,
+                                 std::chrono::steady_clock::time_point started) {
+  SynthesisResult result;
+  result.collective_time = plan.collective_time;
+  result.transfers = static_cast<std::int64_t>(plan.transfers().size());
+  result.wasted_transfers = 0;
+  result.seed = options.seed;
+  if (options.keep_transfers) {
+    result.algorithm = std::move(plan);
+  } else {
+    result.algorithm = Algorithm(collective);
+    result.algorithm.link_model = options.link_model;
+    result.algorithm.collective_time = result.collective_time;
+  }
+  result.algorithm.seed = options.seed;
+  result.seconds = seconds_since(started);
+  return result;
+}
+
 }  // namespace
 
 AllReduceMode parse_all_reduce_mode(std::string_view text) {
@@ -503,6 +540,17 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
                 std::to_string(topology.npus()));
   require_reachable(topology, collective);
   const auto started = std::chrono::steady_clock::now();
+  // A switch that reduces (NVLS, SHARP) joined to every member, or NVLink domains joined by
+  // rails: contributions go up once and sums come straight down (in_switch.h); kept where
+  // faster than the greedy's unicast plan. The greedy never reduces in a switch, so where the
+  // in-switch plan beats the lower bound of the same fabric without reducing switches, the
+  // greedy cannot win and is not run (on two GB200 NVL72 racks it took most of the time).
+  std::optional<Algorithm> in_switch =
+      detail::in_switch_plan(topology, collective, options.link_model);
+  if (in_switch && beats_every_unicast_plan(*in_switch, topology, collective)) {
+    if (options.progress) options.progress(1.0);
+    return in_switch_result(std::move(*in_switch), collective, options, started);
+  }
   const Trial trial = make_trial(topology, collective, options);
 
   unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
@@ -584,25 +632,12 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     result.algorithm.collective_time = best->time;
   }
   result.algorithm.seed = best->seed;
-  // A switch that reduces (NVLS, SHARP) joined to every member: contributions go up once and
-  // sums come straight down (in_switch.h); kept where faster than the greedy's unicast plan.
-  if (std::optional<Algorithm> plan =
-          detail::in_switch_plan(topology, collective, options.link_model);
-      plan && plan->collective_time < result.collective_time) {
-    result.collective_time = plan->collective_time;
-    result.transfers = static_cast<std::int64_t>(plan->transfers().size());
-    result.wasted_transfers = 0;
-    if (options.keep_transfers) {
-      result.algorithm = std::move(*plan);
-    } else {
-      result.algorithm = Algorithm(collective);
-      result.algorithm.link_model = options.link_model;
-      result.algorithm.collective_time = result.collective_time;
-    }
+  if (in_switch && in_switch->collective_time < result.collective_time) {
+    result = in_switch_result(std::move(*in_switch), collective, options, started);
+    result.seed = best->seed;
     result.algorithm.seed = best->seed;
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds = seconds_since(started);
   return result;
 }
 
