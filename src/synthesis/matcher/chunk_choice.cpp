@@ -7,7 +7,6 @@ void ChunkChoice::init(const Collective& collective, int npus, std::size_t links
                        bool switch_routes) {
   seed_ = seed;
   unicast_ = unicast;
-  switch_routes_ = switch_routes;
   draws_.assign(links, 0);
   const CollectiveKind kind = collective.kind();
   const int chunks = collective.num_chunks();

@@ -92,10 +92,9 @@ class ChunkChoice {
 
  private:
   int choose_uniform(LinkId link, NpuId src, const WindowSlot* window, int size);
+  // The best-scoring entry; ties broken by one seeded draw among them.
   template <class Score>
   int best_by_one_draw(LinkId link, const WindowSlot* window, int size, const Score& score);
-  template <class Score>
-  int best_by_reservoir(LinkId link, const WindowSlot* window, int size, const Score& score);
   std::uint32_t draw(LinkId link, std::uint32_t n) {
     const std::uint64_t x =
         mix64(seed_ ^ (static_cast<std::uint64_t>(link) << 32) ^ ++draws_[link]);
@@ -104,7 +103,6 @@ class ChunkChoice {
 
   std::uint64_t seed_ = 0;
   bool unicast_ = false;
-  bool switch_routes_ = false;
   int window_capacity_ = 8;
   std::vector<std::uint32_t> draws_;  // per link, random draws so far
   std::vector<NpuId> origin_;         // per chunk: its one source, or -1 (copy, direct links)
@@ -125,13 +123,7 @@ int ChunkChoice::choose(LinkId link, NpuId src, const WindowSlot* window, int si
     const std::int64_t own = !origin_.empty() && origin_[c] == src ? std::int64_t{1} << 40 : 0;
     return own - static_cast<std::int64_t>(holders_[c]);
   };
-  // Two tie-breaks that pick differently among equal scores: switch fabrics keep the one-pass
-  // reservoir (a draw per tie), direct links one draw among the ties (one hash instead of one
-  // per tie). Either rule alone changes schedules (the reservoir everywhere: direct-link results
-  // the docs' examples and docs/quality.md show; one draw everywhere: switch-fabric schedules), so
-  // both stay until one is chosen and the tables are measured again.
-  return switch_routes_ ? best_by_reservoir(link, window, size, score)
-                        : best_by_one_draw(link, window, size, score);
+  return best_by_one_draw(link, window, size, score);
 }
 
 template <class Score>
@@ -155,23 +147,5 @@ int ChunkChoice::best_by_one_draw(LinkId link, const WindowSlot* window, int siz
   return 0;
 }
 
-template <class Score>
-int ChunkChoice::best_by_reservoir(LinkId link, const WindowSlot* window, int size,
-                                   const Score& score) {
-  int best = 0;
-  std::int64_t best_score = std::numeric_limits<std::int64_t>::min();
-  std::uint32_t ties = 0;
-  for (int i = 0; i < size; ++i) {
-    const std::int64_t s = score(window[i].chunk);
-    if (s > best_score) {
-      best_score = s;
-      best = i;
-      ties = 1;
-    } else if (s == best_score && draw(link, ++ties) == 0) {
-      best = i;
-    }
-  }
-  return best;
-}
 
 }  // namespace tacos::detail
