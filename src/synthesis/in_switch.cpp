@@ -190,6 +190,9 @@ struct Offload {
 // The placeholder times are estimates from the bottleneck period, so that each port's queue
 // holds the chunks in about the order they become ready.
 // With an offload asked for (nic_load > 0), nullopt where none applies.
+// One piece (about 160 lines) because a chunk's three stages run on one clock `t` and read the
+// port periods, the offload's rounds and the tree shape computed at the top; split, each stage
+// would take a dozen of them as parameters.
 std::optional<Algorithm> domains_all_reduce(const Topology& topology, const Collective& collective,
                                             LinkModel model, const Domains& dom, InDomain in_domain,
                                             AcrossRails across, Slack slack, Offload offload,
