@@ -4,6 +4,7 @@
 // message where it is absent.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -281,9 +282,10 @@ using AstraCase = std::tuple<std::string, std::string>;  // workload, topology
 class WorkloadAstra : public ::testing::TestWithParam<AstraCase> {};
 
 // The bundle runs in ASTRA-sim with every rank finishing and no [critical] line, with tacos's
-// collectives and with each native algorithm, and each distinct collective alone takes in
-// ASTRA-sim the time tacos predicts for its files, within 0.1%.
-TEST_P(WorkloadAstra, BundleRunsAndEachCollectiveAloneTakesTacosTime) {
+// collectives and with each native algorithm; the step time tacos predicts for the bundle is
+// ASTRA-sim's on every rank, and each distinct collective alone takes in ASTRA-sim the time
+// tacos predicts for its files, both within 0.1%.
+TEST_P(WorkloadAstra, BundleRunsAndTacosPredictsItsStepAndEachCollectiveAlone) {
   const auto& [name, topology] = GetParam();
   SKIP_WITHOUT_WORKLOAD(name);
   if (!fs::exists(astra_binary()))
@@ -306,6 +308,16 @@ TEST_P(WorkloadAstra, BundleRunsAndEachCollectiveAloneTakesTacosTime) {
     EXPECT_FALSE(run["critical"].get<bool>()) << run["name"];
     EXPECT_EQ(run["ranks"].size(), static_cast<std::size_t>(ranks)) << run["name"];
   }
+  const auto& predicted = json["predicted_step"];
+  ASSERT_FALSE(predicted.is_null());
+  ASSERT_EQ(predicted["ranks"].size(), static_cast<std::size_t>(ranks));
+  for (const auto& r : predicted["ranks"]) {
+    const double astra = r["astra_sim_step_time_us"].get<double>();
+    EXPECT_LE(std::abs(r["step_time_us"].get<double>() - astra), 1e-3 * astra)
+        << "rank " << r["rank"] << ": tacos " << r["step_time_us"] << " us, ASTRA-sim " << astra
+        << " us";
+  }
+  EXPECT_EQ(predicted["astra_sim_step_time_us"], json["runs"][0]["step_time_us"]);
   const auto& alone = json["collectives_alone"];
   ASSERT_GT(alone.size(), 0u);
   for (const auto& c : alone) {

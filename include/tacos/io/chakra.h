@@ -102,6 +102,11 @@ struct EtNode {
   std::int32_t match = -1;  // index of the matching receive / send in the peer rank's nodes
   // Collective (workload) nodes: comm_type (a CollectiveCommType), -1 when absent.
   std::int64_t comm_type = -1;
+  // Compute nodes of a workload, as ASTRA-sim's roofline reads them: num_ops and tensor_size
+  // (-1 when absent), and is_cpu_op (absent: false, ASTRA-sim's default).
+  std::int64_t num_ops = -1;
+  std::int64_t tensor_size = -1;
+  bool cpu_op = false;
   // tacos's own attributes: the chunks a message carries and whether it is a partial sum.
   bool has_chunks = false;
   std::vector<ChunkId> chunks;
