@@ -55,7 +55,9 @@ TEST(Roofline, MemoryBoundAndComputeBoundNodesCutToWholeNanoseconds) {
 // 655-2655; 12 starts at 655 and takes 0.5 us + 5 MiB / 50 GiB/s = 98156.25 ns, to 98811.25;
 // 14 needs no time and finishes at 2655, but 15 is only seen at the rank's next event, the
 // collective's end at 98811.25, where 13 (lower id) takes the GPU first: 13 runs to 99466.25 and
-// 15 to 100121.25 ns. Compute: 3 x 655 + 2000 = 3965 ns.
+// 15 to 100121.25 ns. Compute: 3 x 655 + 2000 = 3965 ns. (ASTRA-sim 518bd51 runs these files,
+// the collective through per-node-custom-implementation, in 100121 ns with 3965 ns of compute:
+// it cuts each link crossing to whole ns.)
 TEST(WorkloadStep, HandMadeStepFollowsAstraSimsWorkloadLayer) {
   const fs::path dir = tacos_test::temp_path("workload_step_hand");
   fs::create_directories(dir);
@@ -88,6 +90,54 @@ TEST(WorkloadStep, HandMadeStepFollowsAstraSimsWorkloadLayer) {
 
   // Without an algorithm for the collective node there is nothing to predict.
   EXPECT_THROW(simulate_workload_step(workload, {{&algorithm, {0, 1}}}, {}, fc, Roofline{}), Error);
+}
+
+// Two collective nodes ready at once on each of two ranks (fc:2, the 5 MiB exchange above):
+// a rank runs one collective at a time, so 21 starts when 20 ends and the step is twice
+// 98156.25 ns. Run side by side they would share the links and end at 97656.25 x 2 + 500 ns.
+// (ASTRA-sim 518bd51: 196312 ns.)
+TEST(WorkloadStep, OneCollectiveAtATimePerRank) {
+  const fs::path dir = tacos_test::temp_path("workload_step_two");
+  fs::create_directories(dir);
+  const std::int64_t message = 5 << 20;
+  auto all_reduce = [&](std::uint64_t id) {
+    return et_node(id, "ar", kColl, {},
+                   attr_int64("comm_type", 0) + attr_int64("comm_size", message) +
+                       attr_string("pg_name", "1"));
+  };
+  for (int r = 0; r < 2; ++r) {
+    write_file(dir / ("w." + std::to_string(r) + ".et"),
+               et_metadata("0.0.4") + all_reduce(21) + all_reduce(20));
+    write_file(dir / ("a." + std::to_string(r) + ".et"),
+               et_metadata("1.0.0") +
+                   et_node(0, "send", kSend, {}, send_attrs(r, 1 - r, 0, message)) +
+                   et_node(1, "recv", kRecv, {}, send_attrs(1 - r, r, 0, message)));
+  }
+  const EtTrace workload = read_chakra((dir / "w").string());
+  const EtTrace algorithm = read_chakra((dir / "a").string());
+  const StepPrediction p =
+      simulate_workload_step(workload, {{&algorithm, {0, 1}}}, {{20, 0}, {21, 0}},
+                             generate_topology("fc:2", LinkParams{}), Roofline{});
+  EXPECT_EQ(p.step_time, 2 * 98'156'250);
+  EXPECT_EQ(p.messages, 4);
+  EXPECT_EQ(p.compute[0], 0);
+}
+
+TEST(WorkloadStep, RefusesAComputeNodeTheRooflineCannotTime) {
+  const fs::path dir = tacos_test::temp_path("workload_step_bad");
+  fs::create_directories(dir);
+  write_file(dir / "w.0.et",
+             et_metadata("0.0.4") + et_node(3, "gemm", kComp, {}, attr_int64("num_ops", 10)));
+  const EtTrace workload = read_chakra((dir / "w").string());
+  try {
+    simulate_workload_step(workload, {}, {}, generate_topology("fc:1", LinkParams{}), Roofline{});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "w.0.et").string() +
+                  ": node 3 ('gemm'): a GPU compute node without 'num_ops' and 'tensor_size' "
+                  "(ASTRA-sim's roofline needs both)");
+  }
 }
 
 }  // namespace
