@@ -52,12 +52,12 @@ TEST(Roofline, MemoryBoundAndComputeBoundNodesCutToWholeNanoseconds) {
 //   13 compute 655 ns after 12                14 compute of tensor_size 0 after 11
 //   15 compute 655 ns after 14
 // By hand: 10 runs 0-655; 11 waits for the GPU (one compute at a time, lower id first) and runs
-// 655-2655; 12 starts at 655 and takes 0.5 us + 5 MiB / 50 GiB/s = 98156.25 ns, to 98811.25;
-// 14 needs no time and finishes at 2655, but 15 is only seen at the rank's next event, the
-// collective's end at 98811.25, where 13 (lower id) takes the GPU first: 13 runs to 99466.25 and
-// 15 to 100121.25 ns. Compute: 3 x 655 + 2000 = 3965 ns. (ASTRA-sim 518bd51 runs these files,
-// the collective through per-node-custom-implementation, in 100121 ns with 3965 ns of compute:
-// it cuts each link crossing to whole ns.)
+// 655-2655; 12 starts at 655 and takes 0.5 us + 5 MiB / 50 GiB/s = 98156.25 ns, cut to 98156
+// as ASTRA-sim's network does, to 98811; 14 needs no time and finishes at 2655, but 15 is only
+// seen at the rank's next event, the collective's end at 98811, where 13 (lower id) takes the
+// GPU first: 13 runs to 99466 and 15 to 100121 ns. Compute: 3 x 655 + 2000 = 3965 ns.
+// (ASTRA-sim 518bd51 runs these files, the collective through per-node-custom-implementation,
+// in 100121 ns with 3965 ns of compute.)
 TEST(WorkloadStep, HandMadeStepFollowsAstraSimsWorkloadLayer) {
   const fs::path dir = tacos_test::temp_path("workload_step_hand");
   fs::create_directories(dir);
@@ -82,10 +82,10 @@ TEST(WorkloadStep, HandMadeStepFollowsAstraSimsWorkloadLayer) {
   const StepPrediction p =
       simulate_workload_step(workload, {{&algorithm, {0, 1}}}, {{12, 0}}, fc, Roofline{});
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(p.rank_finish[r], 100'121'250) << r;
+    EXPECT_EQ(p.rank_finish[r], 100'121'000) << r;
     EXPECT_EQ(p.compute[r], 3'965'000) << r;
   }
-  EXPECT_EQ(p.step_time, 100'121'250);
+  EXPECT_EQ(p.step_time, 100'121'000);
   EXPECT_EQ(p.messages, 2);
 
   // Without an algorithm for the collective node there is nothing to predict.
@@ -93,9 +93,9 @@ TEST(WorkloadStep, HandMadeStepFollowsAstraSimsWorkloadLayer) {
 }
 
 // Two collective nodes ready at once on each of two ranks (fc:2, the 5 MiB exchange above):
-// a rank runs one collective at a time, so 21 starts when 20 ends and the step is twice
-// 98156.25 ns. Run side by side they would share the links and end at 97656.25 x 2 + 500 ns.
-// (ASTRA-sim 518bd51: 196312 ns.)
+// a rank runs one collective at a time, so 21 starts when 20 ends and the step is twice 98156
+// ns. Run side by side they would share the links and end at 97656 x 2 + 500 ns. (ASTRA-sim
+// 518bd51: 196312 ns.)
 TEST(WorkloadStep, OneCollectiveAtATimePerRank) {
   const fs::path dir = tacos_test::temp_path("workload_step_two");
   fs::create_directories(dir);
@@ -118,7 +118,7 @@ TEST(WorkloadStep, OneCollectiveAtATimePerRank) {
   const StepPrediction p =
       simulate_workload_step(workload, {{&algorithm, {0, 1}}}, {{20, 0}, {21, 0}},
                              generate_topology("fc:2", LinkParams{}), Roofline{});
-  EXPECT_EQ(p.step_time, 2 * 98'156'250);
+  EXPECT_EQ(p.step_time, 2 * 98'156'000);
   EXPECT_EQ(p.messages, 4);
   EXPECT_EQ(p.compute[0], 0);
 }

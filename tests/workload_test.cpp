@@ -316,6 +316,8 @@ TEST_P(WorkloadAstra, BundleRunsAndTacosPredictsItsStepAndEachCollectiveAlone) {
     EXPECT_LE(std::abs(r["step_time_us"].get<double>() - astra), 1e-3 * astra)
         << "rank " << r["rank"] << ": tacos " << r["step_time_us"] << " us, ASTRA-sim " << astra
         << " us";
+    // Measured: the same to the ns (the replay cuts link times to whole ns as ASTRA-sim does).
+    EXPECT_NEAR(r["step_time_us"].get<double>(), astra, 5e-4) << "rank " << r["rank"];
   }
   EXPECT_EQ(predicted["astra_sim_step_time_us"], json["runs"][0]["step_time_us"]);
   const auto& alone = json["collectives_alone"];

@@ -11,7 +11,9 @@
 //    the scan, and its children are only seen by the rank's next scan;
 //  - a collective with a custom implementation starts its algorithm at once, issues every ready
 //    node of the algorithm's ET, and reports back, in the same instant, when the last one
-//    finished; a send finishes when its message has arrived, a 0 us compute node takes 1 ns.
+//    finished; a send finishes when its message has arrived, a 0 us compute node takes 1 ns;
+//  - the analytical congestion-aware network (astra-network-analytical, Link.cpp) cuts each
+//    link crossing's busy time and arrival time to whole ns (PortEngine::Options::whole_ns).
 //
 // Flat state as in the Chakra replay (chakra_simulation.cpp), in StepReplay: every node
 // numbered globally (workload nodes first, then each collective node's algorithm instance),
@@ -91,6 +93,7 @@ class StepReplay {
     options.model = LinkModel::kAstra;
     options.clock = workload_.prefix;
     options.serve_after_free = true;  // as the Chakra replay: one instant in posting order
+    options.whole_ns = true;
     detail::PortEngine engine(topology_, std::move(options), messages_.size(), client);
     for (std::uint32_t mi = 0; mi < messages_.size(); ++mi)
       engine.set_message(mi, messages_[mi].route, messages_[mi].bytes, messages_[mi].chunk);

@@ -3,8 +3,8 @@
 // congestion-aware backend) runs a `tacos workload` bundle (docs/workload.md, "The step tacos
 // predicts"): the workload's compute nodes timed by ASTRA-sim's roofline, each collective node
 // replaced by the algorithm files the bundle gives it, every message timed by the one port
-// engine under the astra link model, all ranks at once so that collectives of different groups
-// share links and switch ports as they do in ASTRA-sim.
+// engine under the astra link model with ASTRA-sim's whole-ns link times, all ranks at once so
+// that collectives of different groups share links and switch ports as they do in ASTRA-sim.
 #include <cstdint>
 #include <map>
 #include <vector>
