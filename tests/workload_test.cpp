@@ -277,6 +277,28 @@ TEST(WorkloadAstraRun, RefusesAMultiDimensionalNetworkOnTheCongestionAwareBacken
             "AstraSim_Analytical_Congestion_Unaware)\n");
 }
 
+// tacos's step prediction models the congestion-aware backend: on a multi-dimensional network,
+// run by the congestion-unaware one, astra-run does not compare it (it printed 4035.916 us
+// against 529.040 us there).
+TEST(WorkloadAstraRun, ComparesThePredictedStepOnlyOnTheCongestionAwareBackend) {
+  SKIP_WITHOUT_WORKLOAD("stg-gpt-dp2-tp4");
+  const fs::path unaware =
+      shared_dir() / "tools" / "astra-sim" / "AstraSim_Analytical_Congestion_Unaware";
+  if (!fs::exists(unaware))
+    GTEST_SKIP() << "ASTRA-sim not found at " << unaware << " (../shared absent)";
+  const fs::path dir = scratch_dir("workload_astra_unaware");
+  const RunResult made = run_tacos("workload --et " + workload_prefix("stg-gpt-dp2-tp4").string() +
+                                   " --topology switch:2,switch:4 --out " + (dir / "b").string());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const RunResult ran =
+      run_tacos("astra-run " + (dir / "b").string() + " --json --astra-sim " + unaware.string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  const auto json = nlohmann::json::parse(ran.out);
+  EXPECT_TRUE(json["runs"][0]["finished"].get<bool>());
+  EXPECT_TRUE(json.contains("predicted_step"));
+  EXPECT_TRUE(json["predicted_step"].is_null());
+}
+
 using AstraCase = std::tuple<std::string, std::string>;  // workload, topology
 
 class WorkloadAstra : public ::testing::TestWithParam<AstraCase> {};
