@@ -130,8 +130,9 @@ WorkloadRow plan_collective(const WorkloadJob& job, const Topology& full,
 }
 
 // Writes the algorithm's Chakra files as ALGORITHMS/cI.POS.et, reads them back into `files`
-// and returns the time they take in ASTRA-sim (their replay: a 0 us order node runs 1 ns there,
-// so this can differ from the synthesized time).
+// and returns the time they take in ASTRA-sim (their replay with its whole-ns link times: a
+// 0 us order node runs 1 ns there, and each link crossing is cut to whole ns, so this can
+// differ from the synthesized time).
 Time write_algorithm(const Algorithm& algorithm, const Topology& group, int index,
                      const fs::path& staging, const fs::path& algorithms, EtTrace& files) {
   ChakraOptions options;
@@ -140,7 +141,8 @@ Time write_algorithm(const Algorithm& algorithm, const Topology& group, int inde
   write_chakra(algorithm, group, scratch.string(), options);
   files = read_chakra((scratch / "chakra").string());
   const Time replay =
-      simulate_chakra(files, group, LinkModel::kAstra, algorithm.collective().size())
+      simulate_chakra(files, group, LinkModel::kAstra, algorithm.collective().size(),
+                      /*one_send_in_flight=*/false, /*congestion=*/true, /*whole_ns=*/true)
           .collective_time;
   for (const auto& entry : fs::directory_iterator(scratch / "chakra"))
     fs::rename(entry.path(), algorithms / entry.path().filename());

@@ -201,10 +201,12 @@ struct EtRunResult {
 // ASTRA-sim does when the per-rank algorithm ETs are its workload (how rooted collectives run).
 // `congestion` false: links never queue (every hop takes latency + size/bandwidth from when the
 // message reaches it), as ASTRA-sim's congestion-unaware backend times multi-dimensional
-// networks.
+// networks. `whole_ns` (kAstra): each link crossing's times cut to whole ns, as ASTRA-sim's
+// congestion-aware backend does, so the result is what ASTRA-sim prints.
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
                             std::optional<Bytes> size = std::nullopt,
-                            bool one_send_in_flight = false, bool congestion = true);
+                            bool one_send_in_flight = false, bool congestion = true,
+                            bool whole_ns = false);
 
 // tacos's own files back to an Algorithm: the transfers with the times simulate_chakra gives
 // (start: the message entered its link; end: it arrived), so verify_algorithm can check the
