@@ -348,6 +348,8 @@ TEST_P(WorkloadAstra, BundleRunsAndTacosPredictsItsStepAndEachCollectiveAlone) {
     ASSERT_FALSE(c["astra_sim_time_us"].is_null()) << c["collective"];
     const double tacos_us = c["tacos_time_us"].get<double>();
     EXPECT_NEAR(c["astra_sim_time_us"].get<double>(), tacos_us, 1e-3 * tacos_us) << c["collective"];
+    // Measured: the same to the ns (the replay of the files cuts link times as ASTRA-sim does).
+    EXPECT_NEAR(c["astra_sim_time_us"].get<double>(), tacos_us, 5e-4) << c["collective"];
   }
 }
 
