@@ -508,18 +508,22 @@ def bound(topology, collective="all-gather", size="64MiB", chunks_per_npu=1, roo
 
 
 def workload(topology, et, comm_groups=None, out=None, algorithm="tacos", chunks_per_npu=16,
-             seed=1):
-    """The collectives of a training-step workload, like ``tacos workload --json`` (a dict:
-    ``collectives``, one per distinct kind, size and group, each with time_us,
-    astra_sim_expected_us, best_baseline, baseline_time_us, lower_bound_us, members, per_rank;
-    ``serial_communication_us`` per rank). ``et``: the workload's PREFIX (PREFIX.RANK.et);
+             seed=1, peak_tflops=900, local_mem_bw=1600):
+    """The collectives of a training-step workload and the step tacos predicts for it, like
+    ``tacos workload --json`` (a dict: ``collectives``, one per distinct kind, size and group,
+    each with time_us, astra_sim_expected_us, best_baseline, baseline_time_us, lower_bound_us,
+    members, per_rank; ``serial_communication_us`` per rank; ``predicted_step_us``, the step as
+    the bundle runs in ASTRA-sim, and ``predicted_ranks``, per rank its step_time_us, compute_us
+    and exposed_communication_us). ``et``: the workload's PREFIX (PREFIX.RANK.et);
     ``comm_groups``: its process-group JSON (default PREFIX.json); ``out``: also write the
-    ASTRA-sim bundle there (run it with ``tacos astra-run``). See docs/workload.md."""
+    ASTRA-sim bundle there (run it with ``tacos astra-run``); ``peak_tflops``, ``local_mem_bw``
+    (GB/s): ASTRA-sim's roofline for the compute nodes. See docs/workload.md."""
     t = _topology(topology)
     return _tacos.workload(t._native, _os.fspath(et),
                            "" if comm_groups is None else _os.fspath(comm_groups),
                            "" if out is None else _os.fspath(out), algorithm,
-                           _chunks_text(chunks_per_npu), int(seed))
+                           _chunks_text(chunks_per_npu), int(seed), float(peak_tflops),
+                           float(local_mem_bw))
 
 
 def simulate(algorithm, topology=None, link_model="tacos", size=None):

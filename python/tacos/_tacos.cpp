@@ -262,8 +262,10 @@ py::object bound(const NativeTopology& topology, const std::string& collective,
 py::object workload(const NativeTopology& topology, const std::string& et,
                     const std::string& comm_groups, const std::string& out,
                     const std::string& algorithm, const std::string& chunks_per_npu,
-                    std::uint64_t seed) {
+                    std::uint64_t seed, double peak_tflops, double local_mem_bw) {
   cli::WorkloadJob job;
+  job.peak_tflops = peak_tflops;
+  job.local_mem_gbps = local_mem_bw;
   job.topology = topology.options;
   job.et_prefix = et;
   job.comm_groups = comm_groups;
@@ -362,7 +364,8 @@ PYBIND11_MODULE(_tacos, m) {
   m.def("bound", &bound, py::arg("topology"), py::arg("collective"), py::arg("size"),
         py::arg("chunks_per_npu"), py::arg("root"), py::arg("npus"), py::arg("link_model"));
   m.def("workload", &workload, py::arg("topology"), py::arg("et"), py::arg("comm_groups"),
-        py::arg("out"), py::arg("algorithm"), py::arg("chunks_per_npu"), py::arg("seed"));
+        py::arg("out"), py::arg("algorithm"), py::arg("chunks_per_npu"), py::arg("seed"),
+        py::arg("peak_tflops"), py::arg("local_mem_bw"));
   m.def("run_file", &run_file, py::arg("path"), py::arg("topology"), py::arg("link_model"),
         py::arg("size"), py::arg("verify"));
 }

@@ -407,5 +407,12 @@ def test_workload_equals_cli():
     got = tacos.workload("switch:8", prefix)
     assert got == cli_json("workload", "--et", prefix, "--topology", "switch:8")
     assert len(got["collectives"]) == 14
+    # The predicted step is the last rank's, and a slower roofline slows every rank's compute.
+    ranks = got["predicted_ranks"]
+    assert got["predicted_step_us"] == max(r["step_time_us"] for r in ranks)
+    slow = tacos.workload("switch:8", prefix, peak_tflops=450, local_mem_bw=800)
+    for r, s in zip(ranks, slow["predicted_ranks"]):
+        assert r["compute_us"] > 0
+        assert s["compute_us"] == pytest.approx(2 * r["compute_us"], rel=1e-4)
     with pytest.raises(tacos.Error, match="relays through NPUs outside its group on ring:8"):
         tacos.workload("ring:8", prefix)

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -185,12 +186,39 @@ void run_workload_bundle(const std::string& dir, const std::string& astra_sim, b
     }
   }
 
+  // tacos's prediction of the step (what tacos workload printed) against ASTRA-sim's, per rank.
+  // It models the congestion-aware backend, so it is compared on 1-D networks run there only.
+  const bool congestion_aware =
+      !multi && binary.filename().string().find("Unaware") == std::string::npos;
+  std::map<int, double> predicted;
+  if (congestion_aware && summary.contains("predicted_ranks"))
+    for (const auto& r : summary.at("predicted_ranks"))
+      predicted[r.at("rank").get<int>()] = r.at("step_time_us").get<double>();
+  nlohmann::ordered_json prediction = nullptr;
+  if (!predicted.empty() && tacos_good) {
+    prediction = nlohmann::ordered_json::object();
+    prediction["step_time_us"] = summary.at("predicted_step_us").get<double>();
+    prediction["astra_sim_step_time_us"] = tacos.step_us;
+    prediction["difference"] = tacos.step_us / prediction["step_time_us"].get<double>() - 1;
+    prediction["ranks"] = nlohmann::ordered_json::array();
+    for (const auto& [rank, ns] : tacos.run.finished_ns) {
+      if (!predicted.count(rank)) continue;
+      nlohmann::ordered_json r;
+      r["rank"] = rank;
+      r["step_time_us"] = predicted.at(rank);
+      r["astra_sim_step_time_us"] = ns / 1e3;
+      r["difference"] = ns / 1e3 / predicted.at(rank) - 1;
+      prediction["ranks"].push_back(r);
+    }
+  }
+
   if (json) {
     nlohmann::ordered_json out;
     out["astra_sim"] = binary.string();
     out["ranks"] = ranks;
     out["runs"] = nlohmann::ordered_json::array();
     for (const StepRun& s : steps) out["runs"].push_back(step_json(s));
+    out["predicted_step"] = prediction;
     out["collectives_alone"] = alone ? collectives : nlohmann::ordered_json(nullptr);
     std::cout << json_text(out) << std::endl;
   }
@@ -198,13 +226,17 @@ void run_workload_bundle(const std::string& dir, const std::string& astra_sim, b
   if (json) return;
 
   std::printf("ASTRA-sim (%s): %d ranks, tacos's collectives\n", binary.filename().c_str(), ranks);
-  std::printf("  %-5s %14s %12s %16s\n", "rank", "step time us", "compute us", "exposed comm us");
+  std::printf("  %-5s %14s %12s %16s%s\n", "rank", "step time us", "compute us", "exposed comm us",
+              predicted.empty() ? "" : "  tacos predicted us (difference)");
   for (const auto& [rank, ns] : tacos.run.finished_ns) {
     const auto wall = tacos.run.wall_ns.find(rank);
     const auto gpu = tacos.run.gpu_ns.find(rank);
     const long long compute = gpu == tacos.run.gpu_ns.end() ? 0 : gpu->second;
-    std::printf("  %-5d %14.3f %12.3f %16.3f\n", rank, ns / 1e3, compute / 1e3,
+    std::printf("  %-5d %14.3f %12.3f %16.3f", rank, ns / 1e3, compute / 1e3,
                 wall == tacos.run.wall_ns.end() ? 0.0 : (wall->second - compute) / 1e3);
+    if (const auto p = predicted.find(rank); p != predicted.end())
+      std::printf("  %12.3f (%+.3f%%)", p->second, (ns / 1e3 / p->second - 1) * 100);
+    std::printf("\n");
   }
   std::printf("step time (last rank), exposed communication (most exposed rank):\n");
   for (const StepRun& s : steps) {

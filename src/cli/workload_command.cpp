@@ -1,6 +1,7 @@
 // tacos workload: reads a training-step workload (Chakra ET per rank plus its process groups),
 // synthesizes each distinct collective on the NPUs of its group and writes the ASTRA-sim bundle
 // that runs the step with those algorithms (docs/workload.md).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -38,10 +39,15 @@ void print_summary(const WorkloadOutcome& outcome, const WorkloadJob& job) {
   double most = 0;
   for (const auto& v : outcome.json["serial_communication_us"])
     most = std::max(most, v.get<double>());
+  std::printf("  communication per rank, collectives one after another: up to %.3f us\n", most);
+  // The whole step as the bundle runs in ASTRA-sim (io/workload_step.h).
+  const StepPrediction& p = outcome.prediction;
+  Time compute = 0;
+  for (Time t : p.compute) compute = std::max(compute, t);
   std::printf(
-      "  communication per rank, collectives one after another: up to %.3f us (compute and "
-      "overlap: run the bundle in ASTRA-sim)\n",
-      most);
+      "step predicted by tacos (roofline compute, collectives as the bundle runs them): %.3f us "
+      "(last rank), compute up to %.3f us\n",
+      to_micros(p.step_time), to_micros(compute));
   if (!job.out_dir.empty())
     std::printf("bundle: %s/astra (run it: tacos astra-run %s)\n", job.out_dir.c_str(),
                 job.out_dir.c_str());

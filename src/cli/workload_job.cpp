@@ -16,6 +16,7 @@
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/io/chakra.h"
+#include "tacos/io/workload_step.h"
 #include "tacos/synthesis/request.h"
 #include "tacos/topology/sub_topology.h"
 
@@ -52,9 +53,10 @@ std::string system_json(const WorkloadJob& job, const std::string& native) {
       out += "  \"" + *astra_implementation_key(k) + "\": [\"" + native + "\"],\n";
   }
   char numbers[160];
-  std::snprintf(numbers, sizeof numbers,
-                "  \"roofline-enabled\": 1,\n  \"peak-perf\": %g,\n  \"local-mem-bw\": %g\n}\n",
-                job.peak_tflops, job.local_mem_gbps);
+  std::snprintf(
+      numbers, sizeof numbers,
+      "  \"roofline-enabled\": 1,\n  \"peak-perf\": %.17g,\n  \"local-mem-bw\": %.17g\n}\n",
+      job.peak_tflops, job.local_mem_gbps);
   return out + numbers;
 }
 
@@ -113,18 +115,20 @@ WorkloadRow plan_collective(const WorkloadJob& job, const Topology& full,
   return row;
 }
 
-// Writes the algorithm's Chakra files as ALGORITHMS/cI.POS.et and returns the time they take
-// in ASTRA-sim (their replay: a 0 us order node runs 1 ns there, so this can differ from the
-// synthesized time).
+// Writes the algorithm's Chakra files as ALGORITHMS/cI.POS.et, reads them back into `files`
+// and returns the time they take in ASTRA-sim (their replay with its whole-ns link times: a
+// 0 us order node runs 1 ns there, and each link crossing is cut to whole ns, so this can
+// differ from the synthesized time).
 Time write_algorithm(const Algorithm& algorithm, const Topology& group, int index,
-                     const fs::path& staging, const fs::path& algorithms) {
+                     const fs::path& staging, const fs::path& algorithms, EtTrace& files) {
   ChakraOptions options;
   options.prefix = "c" + std::to_string(index);
   const fs::path scratch = staging / ("scratch-" + options.prefix);
   write_chakra(algorithm, group, scratch.string(), options);
-  const EtTrace trace = read_chakra((scratch / "chakra").string());
+  files = read_chakra((scratch / "chakra").string());
   const Time replay =
-      simulate_chakra(trace, group, LinkModel::kAstra, algorithm.collective().size())
+      simulate_chakra(files, group, LinkModel::kAstra, algorithm.collective().size(),
+                      /*one_send_in_flight=*/false, /*congestion=*/true, /*whole_ns=*/true)
           .collective_time;
   for (const auto& entry : fs::directory_iterator(scratch / "chakra"))
     fs::rename(entry.path(), algorithms / entry.path().filename());
@@ -178,9 +182,10 @@ nlohmann::ordered_json summary_json(const WorkloadJob& job, const WorkloadOutcom
   return json;
 }
 
-// Everything in ASTRA (DIR/astra when moved into place) but the algorithms, written already.
-void write_bundle(const WorkloadJob& job, const WorkloadOutcome& outcome,
-                  const std::string& network, const fs::path& astra) {
+// The step as ASTRA-sim runs it: the rewritten workload (DIR/astra/workload.RANK.et), its
+// groups and the per-node implementation YAML. Returns each collective node id's distinct
+// collective.
+std::map<std::uint64_t, int> write_step(const WorkloadOutcome& outcome, const fs::path& astra) {
   const ChakraWorkload& workload = outcome.workload;
   std::vector<int> group_ids;
   std::string groups = "{";
@@ -193,15 +198,49 @@ void write_bundle(const WorkloadJob& job, const WorkloadOutcome& outcome,
   const std::map<std::uint64_t, int> nodes =
       write_bundle_workload(workload, group_ids, (astra / "workload").string());
   std::string yaml;
-  std::map<int, std::uint64_t> first_node;
-  for (const auto& [id, c] : nodes) {
+  for (const auto& [id, c] : nodes)
     yaml += std::to_string(id) + ": algorithms/c" + std::to_string(c) + "\n";
-    first_node.emplace(c, id);
-  }
   write_file_atomically((astra / "implementations.yaml").string(), yaml);
+  return nodes;
+}
+
+// tacos's prediction of the step (io/workload_step.h), from the files just written.
+StepPrediction predict_step(const WorkloadJob& job, const WorkloadOutcome& outcome,
+                            const std::vector<EtTrace>& algorithms,
+                            const std::map<std::uint64_t, int>& nodes, const fs::path& astra) {
+  const EtTrace step = read_chakra((astra / "workload").string());
+  std::vector<StepCollective> collectives;
+  for (std::size_t i = 0; i < outcome.rows.size(); ++i)
+    collectives.push_back({&algorithms[i], outcome.rows[i].collective.members});
+  Roofline roofline;
+  roofline.peak_tflops = job.peak_tflops;
+  roofline.local_mem_gbps = job.local_mem_gbps;
+  return simulate_workload_step(step, collectives, nodes, outcome.full, roofline);
+}
+
+nlohmann::ordered_json prediction_json(const StepPrediction& p) {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (std::size_t r = 0; r < p.rank_finish.size(); ++r) {
+    nlohmann::ordered_json j;
+    j["rank"] = r;
+    j["step_time_us"] = to_micros(p.rank_finish[r]);
+    j["compute_us"] = to_micros(p.compute[r]);
+    j["exposed_communication_us"] = to_micros(p.rank_finish[r] - p.compute[r]);
+    ranks.push_back(j);
+  }
+  return ranks;
+}
+
+// The rest of ASTRA (DIR/astra when moved into place): each collective alone, the network and
+// the system configs.
+void write_bundle(const WorkloadJob& job, const WorkloadOutcome& outcome,
+                  const std::map<std::uint64_t, int>& nodes, const std::string& network,
+                  const fs::path& astra) {
+  std::map<int, std::uint64_t> first_node;
+  for (const auto& [id, c] : nodes) first_node.emplace(c, id);
   for (std::size_t i = 0; i < outcome.rows.size(); ++i) {
     const WorkloadCollective& c = outcome.rows[i].collective;
-    write_single_collective_workload(workload.ranks, c, outcome.rows[i].group_id,
+    write_single_collective_workload(outcome.workload.ranks, c, outcome.rows[i].group_id,
                                      first_node.at(static_cast<int>(i)),
                                      (astra / "alone" / ("c" + std::to_string(i))).string());
   }
@@ -248,6 +287,7 @@ WorkloadOutcome run_workload(const WorkloadJob& job) {
   fs::create_directories(astra / "algorithms");
   fs::create_directories(astra / "alone");
   try {
+    std::vector<EtTrace> algorithms(workload.collectives.size());
     for (std::size_t i = 0; i < workload.collectives.size(); ++i) {
       Algorithm algorithm;
       WorkloadRow row = plan_collective(job, outcome.full, workload.collectives[i], algorithm);
@@ -255,19 +295,23 @@ WorkloadOutcome run_workload(const WorkloadJob& job) {
       row.per_rank = row.collective.nodes / static_cast<int>(row.collective.members.size());
       row.astra_time =
           write_algorithm(algorithm, *sub_topology(outcome.full, row.collective.members),
-                          static_cast<int>(i), staging, astra / "algorithms");
+                          static_cast<int>(i), staging, astra / "algorithms", algorithms[i]);
       outcome.rows.push_back(std::move(row));
     }
+    const std::map<std::uint64_t, int> nodes = write_step(outcome, astra);
+    outcome.prediction = predict_step(job, outcome, algorithms, nodes, astra);
 
     outcome.json = summary_json(job, outcome);
     nlohmann::ordered_json& json = outcome.json;
+    json["predicted_step_us"] = to_micros(outcome.prediction.step_time);
+    json["predicted_ranks"] = prediction_json(outcome.prediction);
     json["out"] =
         job.out_dir.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(job.out_dir);
     if (job.out_dir.empty()) {
       fs::remove_all(staging);
       return outcome;
     }
-    write_bundle(job, outcome, *network, astra);
+    write_bundle(job, outcome, nodes, *network, astra);
     write_file_atomically((staging / "workload.json").string(), json_text(json) + "\n");
     fs::create_directories(out);
     fs::remove_all(out / "astra");

@@ -9,6 +9,7 @@
 
 #include "common_options.h"
 #include "tacos/io/chakra_workload.h"
+#include "tacos/io/workload_step.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos::cli {
@@ -45,6 +46,7 @@ struct WorkloadOutcome {
   Topology full;
   ChakraWorkload workload;
   std::vector<WorkloadRow> rows;
+  StepPrediction prediction;    // the whole step, as the bundle runs in ASTRA-sim
   nlohmann::ordered_json json;  // what `tacos workload --json` prints (also DIR/workload.json)
 };
 

@@ -301,6 +301,19 @@ CommEnds read_attributes(const pb::Node& node, const std::string& file, EtNode& 
       n.total_chunk_cnt = static_cast<std::int32_t>(need_int(-1, kI32));
     } else if (key == "comm_type") {
       n.comm_type = need_int(std::numeric_limits<std::int64_t>::min(), kI64);
+    } else if (key == "num_ops") {
+      n.num_ops = need_int(0, kI64);
+    } else if (key == "tensor_size") {
+      n.tensor_size = need_int(0, kI64);
+    } else if (key == "is_cpu_op") {
+      // A bool, or an integer from producers that write one (ASTRA-sim's feeder converts).
+      std::int64_t v = 0;
+      if (a.value_case() == pb::AttributeProto::kBoolVal)
+        n.cpu_op = a.bool_val();
+      else if (integer_value(a, v))
+        n.cpu_op = v != 0;
+      else
+        throw Error(describe(file, n) + ": attribute 'is_cpu_op': expected a bool");
     } else if (key == "tacos_chunks") {
       if (!integer_list(a, list))
         throw Error(describe(file, n) +

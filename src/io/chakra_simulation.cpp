@@ -54,7 +54,8 @@ struct Run {
 // the run, the deadlock report) share the flat per-node arrays; the timing of messages is the
 // port engine's.
 Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
-              std::optional<Bytes> size, bool one_send_in_flight = false, bool congestion = true) {
+              std::optional<Bytes> size, bool one_send_in_flight = false, bool congestion = true,
+              bool whole_ns = false) {
   const int npus = trace.npus();
   if (topology.npus() != npus)
     throw Error(trace.prefix + ": " + std::to_string(npus) + " rank files (" + trace.prefix +
@@ -252,6 +253,7 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
   options.clock = trace.prefix;
   options.serve_after_free = true;
   options.congestion = congestion;
+  options.whole_ns = whole_ns;
   detail::PortEngine engine(topology, std::move(options), messages.size(), client);
   for (std::uint32_t mi = 0; mi < messages.size(); ++mi) {
     const Message& m = messages[mi];
@@ -319,8 +321,9 @@ Run run_trace(const EtTrace& trace, const Topology& topology, LinkModel model,
 }  // namespace
 
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
-                            std::optional<Bytes> size, bool one_send_in_flight, bool congestion) {
-  return run_trace(trace, topology, model, size, one_send_in_flight, congestion).result;
+                            std::optional<Bytes> size, bool one_send_in_flight, bool congestion,
+                            bool whole_ns) {
+  return run_trace(trace, topology, model, size, one_send_in_flight, congestion, whole_ns).result;
 }
 
 Algorithm chakra_to_algorithm(const EtTrace& trace, const Topology& topology, LinkModel model) {

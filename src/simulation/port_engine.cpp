@@ -144,13 +144,22 @@ Time PortEngine::serialization(std::uint32_t msg, LinkId link) const {
 void PortEngine::cross(std::uint32_t msg, Time now) {
   const LinkId l = route_[msg][hop_[msg]];
   const Link& link = topology_.link(l);
-  const Time ser = serialization(msg, l);
-  const Time busy = link_busy_time(options_.model, link.latency_ps, ser);
+  Time ser = serialization(msg, l);
+  Time busy = link_busy_time(options_.model, link.latency_ps, ser);
+  Time travel = link.latency_ps + ser;
+  if (options_.whole_ns && options_.model == LinkModel::kAstra) {
+    // ASTRA-sim: bandwidth in bytes per ns, both delays cast to whole ns.
+    const double bytes_per_ns = link.bandwidth_gbps * kBytesPerGB / 1e9;
+    const double ser_ns = static_cast<double>(bytes_[msg]) / bytes_per_ns;
+    const double latency_ns = static_cast<double>(link.latency_ps) / kPicosPerNano;
+    busy = static_cast<Time>(ser_ns) * kPicosPerNano;
+    travel = static_cast<Time>(latency_ns + ser_ns) * kPicosPerNano;
+  }
   free_[l] = 0;
   busy_ps_[l] += busy;
   ++hops_;
   post(now + busy, from_switch_[l] ? kSwitchFree : kLinkFree, static_cast<std::uint32_t>(l));
-  post(now + link.latency_ps + ser, hop_[msg] + 1 < route_[msg].size() ? kHop : kArrive, msg);
+  post(now + travel, hop_[msg] + 1 < route_[msg].size() ? kHop : kArrive, msg);
 }
 
 // ASTRA-sim's congestion-unaware backend: every latency, and the bytes once at the narrowest

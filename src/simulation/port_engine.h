@@ -68,6 +68,11 @@ class PortEngine {
     // otherwise it serves at once.
     bool serve_after_free = false;
     bool congestion = true;
+    // With LinkModel::kAstra: each hop's busy time (bytes / bandwidth) and arrival time
+    // (latency + bytes / bandwidth) cut to whole ns from ASTRA-sim's own double arithmetic, as
+    // its analytical congestion-aware backend does (the workload step replay, which predicts
+    // what ASTRA-sim prints); otherwise picoseconds rounded up.
+    bool whole_ns = false;
   };
 
   // A caller's side. The engine is passed back so that a caller may send, ready or post from

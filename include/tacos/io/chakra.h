@@ -107,6 +107,11 @@ struct EtNode {
   std::int32_t match = -1;  // index of the matching receive / send in the peer rank's nodes
   // Collective (workload) nodes: comm_type (a CollectiveCommType), -1 when absent.
   std::int64_t comm_type = -1;
+  // Compute nodes of a workload, as ASTRA-sim's roofline reads them: num_ops and tensor_size
+  // (-1 when absent), and is_cpu_op (absent: false, ASTRA-sim's default).
+  std::int64_t num_ops = -1;
+  std::int64_t tensor_size = -1;
+  bool cpu_op = false;
   // tacos's own attributes: the chunks a message carries and whether it is a partial sum.
   bool has_chunks = false;
   std::vector<ChunkId> chunks;
@@ -201,10 +206,12 @@ struct EtRunResult {
 // ASTRA-sim does when the per-rank algorithm ETs are its workload (how rooted collectives run).
 // `congestion` false: links never queue (every hop takes latency + size/bandwidth from when the
 // message reaches it), as ASTRA-sim's congestion-unaware backend times multi-dimensional
-// networks.
+// networks. `whole_ns` (kAstra): each link crossing's times cut to whole ns, as ASTRA-sim's
+// congestion-aware backend does, so the result is what ASTRA-sim prints.
 EtRunResult simulate_chakra(const EtTrace& trace, const Topology& topology, LinkModel model,
                             std::optional<Bytes> size = std::nullopt,
-                            bool one_send_in_flight = false, bool congestion = true);
+                            bool one_send_in_flight = false, bool congestion = true,
+                            bool whole_ns = false);
 
 // tacos's own files back to an Algorithm: the transfers with the times simulate_chakra gives
 // (start: the message entered its link; end: it arrived), so verify_algorithm can check the
