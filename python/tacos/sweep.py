@@ -14,6 +14,15 @@ The YAML file lists values; the sweep runs their product, one task per configura
     trials: 1              # optional
     auto_budget: 10        # optional: seconds of K search per ``auto`` configuration
 
+A workload sweep varies the fabric under a training step instead (docs/workload.md): with
+``workload`` given, each configuration is a topology, algorithm and K for the workload's
+collectives, and the row has the step tacos predicts for the ASTRA-sim bundle::
+
+    workload: {et: stg-gpt-dp2-tp4/gpt, comm_groups: stg-gpt-dp2-tp4/gpt.json}
+    topologies: [switch:8, fc:8, {spec: switch:8, bandwidth: 100}]
+    algorithms: [tacos, ring]   # optional, default [tacos]
+    chunks_per_npu: [16]        # optional, default [16] (as tacos.workload)
+
 Tasks run on a Dask ``LocalCluster`` (worker processes on this machine) or, with
 ``--scheduler ADDRESS``, on the cluster behind that scheduler. Each finished task appends one
 row to the CSV at once: the configuration (``config_*`` columns, as given), the link bandwidths
@@ -70,9 +79,31 @@ REPORT_COLUMNS = [key for key in _tacos.synthesize_keys()
 LINK_COLUMNS = ["link_bandwidth_gibps", "link_latency_us"]
 OUTCOME_COLUMNS = ["status", "error"]
 COLUMNS = CONFIG_COLUMNS + LINK_COLUMNS + REPORT_COLUMNS + OUTCOME_COLUMNS
+#: A workload sweep's rows: its configuration, the resolved links, what ``tacos workload --json``
+#: says of the step (the distinct collectives' count and, over the ranks, the largest predicted
+#: step, compute and exposed communication), then the outcome.
+WORKLOAD_CONFIG_COLUMNS = [
+    "config_id",
+    "config_workload",
+    "config_comm_groups",
+    "config_topology",
+    "config_bandwidth_gibps",
+    "config_latency",
+    "config_switch_model",
+    "config_algorithm",
+    "config_chunks_per_npu",
+    "config_seed",
+]
+WORKLOAD_REPORT_COLUMNS = ["ranks", "collectives", "predicted_step_us", "predicted_compute_us",
+                           "predicted_exposed_communication_us", "serial_communication_us"]
+WORKLOAD_COLUMNS = (WORKLOAD_CONFIG_COLUMNS + LINK_COLUMNS + WORKLOAD_REPORT_COLUMNS +
+                    OUTCOME_COLUMNS)
 
 _LIST_KEYS = ("topologies", "collectives", "sizes", "chunks_per_npu", "algorithms", "link_models")
-_SCALAR_KEYS = {"seed", "trials", "auto_budget", "name", "description"}
+_SCALAR_KEYS = {"seed", "trials", "auto_budget", "name", "description", "workload"}
+#: Keys of a collective sweep that a workload sweep (its collectives come from the workload)
+#: does not take.
+_COLLECTIVE_ONLY_KEYS = ("collectives", "sizes", "link_models", "trials", "auto_budget")
 #: Seconds an ``auto`` configuration's K search may take before no larger K is started
 #: (``--auto-budget``): mesh2d:4x4 All-Reduce of 1 MiB under the astra link model would
 #: otherwise climb to K = 128-512 for about a minute. The row's ``auto_stopped`` says when it
@@ -113,9 +144,16 @@ def load_sweep(path):
     if unknown:
         raise SweepError(f"{path}: unknown key(s) {', '.join(sorted(unknown))} (expected "
                          f"{', '.join(list(_LIST_KEYS) + sorted(_SCALAR_KEYS))})")
+    workload = doc.get("workload")
+    if workload is not None:
+        extra = [k for k in _COLLECTIVE_ONLY_KEYS if k in doc]
+        if extra:
+            raise SweepError(f"{path}: {', '.join(extra)}: not for a workload sweep (its "
+                             "collectives and sizes come from the workload)")
     lists = {}
-    defaults = {"chunks_per_npu": [1], "algorithms": ["tacos"], "link_models": ["tacos"],
-                "collectives": ["all-reduce"]}
+    defaults = {"chunks_per_npu": [16 if workload is not None else 1], "algorithms": ["tacos"],
+                "link_models": ["tacos"], "collectives": ["all-reduce"],
+                "sizes": [1] if workload is not None else None}
     for key in _LIST_KEYS:
         value = doc.get(key, defaults.get(key))
         if value is None:
@@ -140,6 +178,8 @@ def load_sweep(path):
             spec = os.path.join(os.path.dirname(os.path.abspath(path)), spec)
         topologies.append((spec, _text(entry.get("bandwidth")), _text(entry.get("latency")),
                            str(entry.get("switch_model", "device"))))
+    if workload is not None:
+        return _workload_configs(path, workload, topologies, lists, doc.get("seed", 1))
     seed = doc.get("seed", 1)
     trials = doc.get("trials", 1)
     if not isinstance(seed, int) or seed < 0:
@@ -188,9 +228,55 @@ def load_sweep(path):
     return configs
 
 
+def _workload_configs(path, workload, topologies, lists, seed):
+    """A workload sweep's configurations: topologies x algorithms x chunks_per_npu."""
+    if not isinstance(workload, dict) or "et" not in workload:
+        raise SweepError(f"{path}: workload: expected a mapping with 'et' (the workload's "
+                         "PREFIX of PREFIX.RANK.et) and optional 'comm_groups'")
+    extra = set(workload) - {"et", "comm_groups"}
+    if extra:
+        raise SweepError(f"{path}: workload: unknown key(s) {', '.join(sorted(extra))} "
+                         "(expected et, comm_groups)")
+    if not isinstance(seed, int) or seed < 0:
+        raise SweepError(f"{path}: seed: expected a whole number >= 0, got {seed!r}")
+
+    def beside_sweep(value):
+        value = str(value)
+        return value if os.path.isabs(value) else os.path.join(
+            os.path.dirname(os.path.abspath(path)), value)
+
+    et = beside_sweep(workload["et"])
+    groups = beside_sweep(workload["comm_groups"]) if workload.get("comm_groups") else ""
+    configs = []
+    for (spec, bw, lat, sm), alg, k in itertools.product(topologies, lists["algorithms"],
+                                                          lists["chunks_per_npu"]):
+        config = {
+            "config_workload": et,
+            "config_comm_groups": groups,
+            "config_topology": spec,
+            "config_bandwidth_gibps": bw,
+            "config_latency": lat,
+            "config_switch_model": sm,
+            "config_algorithm": str(alg),
+            "config_chunks_per_npu": _text(k),
+            "config_seed": str(seed),
+        }
+        config["config_id"] = config_id(config)
+        configs.append(config)
+    if len({c["config_id"] for c in configs}) != len(configs):
+        raise SweepError(f"{path}: some configurations are listed twice")
+    return configs
+
+
+def columns_of(configs):
+    """The CSV columns of a sweep's rows: WORKLOAD_COLUMNS for a workload sweep, else COLUMNS."""
+    return WORKLOAD_COLUMNS if configs and "config_workload" in configs[0] else COLUMNS
+
+
 def config_id(config):
     """A stable id of a configuration: the same values give the same id in every run."""
-    text = "|".join(f"{k}={config[k]}" for k in CONFIG_COLUMNS if k != "config_id")
+    keys = WORKLOAD_CONFIG_COLUMNS if "config_workload" in config else CONFIG_COLUMNS
+    text = "|".join(f"{k}={config[k]}" for k in keys if k != "config_id")
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
@@ -216,6 +302,9 @@ def run_configuration(config):
             _topology_cache[key] = topology
         row["link_bandwidth_gibps"] = _text(list(topology.link_bandwidths_gibps))
         row["link_latency_us"] = _text(list(topology.link_latencies_us))
+        if "config_workload" in config:
+            row.update(_workload_row(tacos, topology, config))
+            return row
         result = tacos.synthesize(
             topology,
             collective=config["config_collective"],
@@ -236,7 +325,27 @@ def run_configuration(config):
     return row
 
 
-def read_rows(path):
+def _workload_row(tacos, topology, config):
+    """The report columns and outcome of one workload configuration."""
+    report = tacos.workload(topology, config["config_workload"],
+                            comm_groups=config["config_comm_groups"] or None,
+                            algorithm=config["config_algorithm"],
+                            chunks_per_npu=config["config_chunks_per_npu"],
+                            seed=int(config["config_seed"]))
+    ranks = report["predicted_ranks"]
+    return {
+        "ranks": report["ranks"],
+        "collectives": len(report["collectives"]),
+        "predicted_step_us": report["predicted_step_us"],
+        "predicted_compute_us": max(r["compute_us"] for r in ranks),
+        "predicted_exposed_communication_us": max(r["exposed_communication_us"] for r in ranks),
+        "serial_communication_us": max(report["serial_communication_us"]),
+        "status": "ok",
+        "error": "",
+    }
+
+
+def read_rows(path, columns=None):
     """The rows of an existing results CSV (a torn last line, from a killed run, is dropped from
     the file). Raises SweepError if its header is not this version's."""
     if not os.path.exists(path) or os.path.getsize(path) == 0:
@@ -249,7 +358,7 @@ def read_rows(path):
             data = data[:cut]
     text = data.decode()
     reader = csv.DictReader(text.splitlines())
-    if reader.fieldnames != COLUMNS:
+    if reader.fieldnames != (columns or COLUMNS):
         raise SweepError(f"{path}: not a tacos sweep CSV of this version (its header differs); "
                          "choose another --out")
     return list(reader)
@@ -266,25 +375,26 @@ def _csv_value(value):
 class _CsvSink:
     """Appends rows and flushes each one, so a killed sweep keeps every finished row."""
 
-    def __init__(self, path, keep_rows):
+    def __init__(self, path, keep_rows, columns):
+        self.columns = columns
         new = not os.path.exists(path) or os.path.getsize(path) == 0
         if keep_rows is not None:  # rewrite without the rows to be retried (atomically)
             tmp = path + ".tmp"
             with open(tmp, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+                w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
                 w.writeheader()
                 w.writerows(keep_rows)
             os.replace(tmp, path)
             new = False
         self.file = open(path, "a", newline="")
-        self.writer = csv.DictWriter(self.file, fieldnames=COLUMNS, lineterminator="\n",
+        self.writer = csv.DictWriter(self.file, fieldnames=columns, lineterminator="\n",
                                      extrasaction="ignore")
         if new:
             self.writer.writeheader()
             self.file.flush()
 
     def write(self, row):
-        self.writer.writerow({k: _csv_value(row.get(k)) for k in COLUMNS})
+        self.writer.writerow({k: _csv_value(row.get(k)) for k in self.columns})
         self.file.flush()
 
     def close(self):
@@ -359,14 +469,15 @@ def run_sweep(sweep_path, out, scheduler=None, workers=None, progress=True, clie
     from distributed import as_completed
 
     configs = load_sweep(sweep_path)
-    existing = read_rows(out)
+    columns = columns_of(configs)
+    existing = read_rows(out, columns)
     done = {r["config_id"] for r in existing if r["status"] in ("ok", "error")}
     retry = [r for r in existing if r["status"] not in ("ok", "error")]
     todo = [c for c in configs if c["config_id"] not in done]
     print(f"tacos.sweep: {len(configs)} configurations, {len(configs) - len(todo)} already in "
           f"{out}, running {len(todo)}", file=log)
     sink = _CsvSink(out, [r for r in existing if r["status"] in ("ok", "error")]
-                    if retry else None)
+                    if retry else None, columns)
     errors = 0
     if not todo:
         sink.close()
@@ -443,11 +554,18 @@ def main(argv=None):
     print(f"tacos.sweep: {ran} run in {time.monotonic() - started:.1f} s, {errors} with errors; "
           f"{total} rows in {args.out}", file=sys.stderr)
     if args.plot:
-        from .sweep_plot import plot_results
+        from . import sweep_plot
 
-        for path in plot_results(args.out, args.plot):
+        plot = (sweep_plot.plot_workload_results if _is_workload_csv(args.out)
+                else sweep_plot.plot_results)
+        for path in plot(args.out, args.plot):
             print(f"tacos.sweep: wrote {path}", file=sys.stderr)
     return 0
+
+
+def _is_workload_csv(path):
+    with open(path) as f:
+        return f.readline().rstrip("\n").split(",") == WORKLOAD_COLUMNS
 
 
 if __name__ == "__main__":

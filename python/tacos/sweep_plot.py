@@ -14,6 +14,10 @@ link astra``). Where a configuration ran with several chunk counts, each point i
   systems, columns = collectives; each cell is the geometric mean over sizes, so 1.00 means
   optimal at every size.
 
+A workload sweep (``workload`` in the sweep file) draws ``workload_step.png/.svg``: per
+configuration (system, algorithm, K) the step tacos predicts, split into the compute and the
+communication it does not hide, the largest over the ranks.
+
 ``_MODEL`` is added when the sweep has several link models. Every figure is saved with its
 legend and labels inside the picture (``bbox_inches="tight"``), as PNG and as SVG.
 """
@@ -248,4 +252,43 @@ def plot_results(csv_path, out_dir):
                       bound_ratio_figures(frame)):
         written += _save(fig, out_dir, stem)
         plt.close(fig)
+    return written
+
+
+def workload_step_figure(frame):
+    """Horizontal bars, one per configuration: predicted compute and exposed communication."""
+    import matplotlib.pyplot as plt
+
+    rows = frame[frame["status"] == "ok"]
+    varying = [c for c in ("config_topology", "link_bandwidth_gibps", "link_latency_us",
+                           "config_switch_model") if rows[c].nunique() > 1] or ["config_topology"]
+    labels = [", ".join([_LABEL_OF[c](r[c]) for c in varying] +
+                        [f"{r['config_algorithm']} K={r['config_chunks_per_npu']}"])
+              for _, r in rows.iterrows()]
+    compute = rows["predicted_compute_us"].astype(float).tolist()
+    exposed = rows["predicted_exposed_communication_us"].astype(float).tolist()
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * len(labels)))
+    ax.barh(labels, compute, label="compute")
+    ax.barh(labels, exposed, left=compute, label="exposed communication")
+    ax.set_xlabel("predicted step (us), largest over the ranks")
+    ax.invert_yaxis()
+    ax.legend(loc="lower right")
+    return fig
+
+
+def plot_workload_results(csv_path, out_dir):
+    """Draws a workload sweep's picture of ``csv_path`` into ``out_dir``; returns the paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas
+
+    os.makedirs(out_dir, exist_ok=True)
+    frame = pandas.read_csv(csv_path, dtype=str, keep_default_na=False)
+    if (frame["status"] == "ok").sum() == 0:
+        return []
+    fig = workload_step_figure(frame)
+    written = _save(fig, out_dir, "workload_step")
+    plt.close(fig)
     return written
