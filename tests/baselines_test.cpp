@@ -399,6 +399,31 @@ TEST(BaselineInapplicable, Reasons) {
   EXPECT_FALSE(baseline_inapplicable(Baseline::kDbt, ring6, ar6));
 }
 
+// ---- Budget -----------------------------------------------------------------------------------
+
+// Direct All-Gather on a torus2d:S x S: from any NPU the hop counts along one ring of S sum to
+// 2 (1 + ... + (S/2 - 1)) + S/2 = S^2 / 4, so S x S^2 / 4 x 2 hops per source, each routed hop one
+// transfer. Counted before anything is built: the 1,024-NPU case costs no memory.
+TEST(BaselineBudget, OverTheBudgetSaysHowManyTransfers) {
+  auto message = [](const std::string& spec, int k) -> std::string {
+    const Topology torus = make(spec);
+    const Collective ag = Collective::make(CollectiveKind::kAllGather, torus.npus(), 64 << 20, k);
+    try {
+      synthesize_baseline(Baseline::kDirect, torus, ag, LinkModel::kTacos);
+    } catch (const BaselineOverBudget& over) {
+      return over.what();
+    }
+    return "built";
+  };
+  // 1,024 sources x 32 x 256 x 2 = 16,777,216.
+  EXPECT_EQ(message("torus2d:32x32", 1),
+            "16777216 transfers routed hop by hop > 2097152, the baselines' budget");
+  // 256 sources x 16 x 64 x 2 = 524,288 per piece: K = 4 is the budget itself, K = 5 is over.
+  EXPECT_EQ(message("torus2d:16x16", 5),
+            "2621440 transfers routed hop by hop > 2097152, the baselines' budget");
+  EXPECT_EQ(kBaselineTransferBudget, 4 * 524288);
+}
+
 // ---- Building blocks --------------------------------------------------------------------------
 
 TEST(BaselineRingOrder, HamiltonianCycles) {
