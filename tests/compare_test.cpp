@@ -95,7 +95,8 @@ TEST(Compare, TacosIsNeverSlowerThanARow) {
 // A baseline over the baselines' budget (baselines.h) is a skipped row with its reason, in the
 // library and in both outputs of the command; the others still run.
 TEST(Compare, ABaselineOverTheBudgetIsSkippedWithItsReason) {
-  const std::string reason = "2621440 transfers routed hop by hop > 2097152, the baselines' budget";
+  const std::string reason =
+      "2621440 chunk transfers routed hop by hop > 2097152, the baselines' budget";
   CompareRequest request;
   request.settings.collective = CollectiveKind::kAllGather;
   request.settings.chunks_per_npu = 5;

@@ -292,19 +292,20 @@ void add_placeholder_transfers(const std::vector<Hop>& hops, std::span<const Chu
 
 namespace {
 
-// The hops of every message (what route_messages makes), counted before anything is built.
+// Every message's chunks times its hops (what route_messages makes: one transfer per hop, each
+// carrying the message's chunks), counted before anything is built.
 void require_within_budget(Router& router, std::span<const Message> messages) {
   std::vector<DeviceId> path;
-  double hops = 0;
+  double deliveries = 0;
   for (const Message& m : messages) {
     router.path(m.from, m.to, path);
-    hops += static_cast<double>(path.size()) - 1;
+    deliveries += (static_cast<double>(path.size()) - 1) * m.num_chunks;
   }
-  if (hops > kBaselineTransferBudget) {
+  if (deliveries > kBaselineTransferBudget) {
     char text[160];
     std::snprintf(text, sizeof text,
-                  "%.0f transfers routed hop by hop > %.0f, the baselines' budget", hops,
-                  kBaselineTransferBudget);
+                  "%.0f chunk transfers routed hop by hop > %.0f, the baselines' budget",
+                  deliveries, kBaselineTransferBudget);
     throw BaselineOverBudget(text);
   }
 }
