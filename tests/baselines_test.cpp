@@ -399,6 +399,46 @@ TEST(BaselineInapplicable, Reasons) {
   EXPECT_FALSE(baseline_inapplicable(Baseline::kDbt, ring6, ar6));
 }
 
+// ---- Budget -----------------------------------------------------------------------------------
+
+// Direct All-Gather on a torus2d:S x S: from any NPU the hop counts along one ring of S sum to
+// 2 (1 + ... + (S/2 - 1)) + S/2 = S^2 / 4, so S x S^2 / 4 x 2 hops per source, each routed hop one
+// transfer. Counted before anything is built: the 1,024-NPU case costs no memory.
+TEST(BaselineBudget, OverTheBudgetSaysHowManyTransfers) {
+  auto message = [](const std::string& spec, int k) -> std::string {
+    const Topology torus = make(spec);
+    const Collective ag = Collective::make(CollectiveKind::kAllGather, torus.npus(), 64 << 20, k);
+    try {
+      synthesize_baseline(Baseline::kDirect, torus, ag, LinkModel::kTacos);
+    } catch (const BaselineOverBudget& over) {
+      return over.what();
+    }
+    return "built";
+  };
+  // 1,024 sources x 32 x 256 x 2 = 16,777,216.
+  EXPECT_EQ(message("torus2d:32x32", 1),
+            "16777216 chunk transfers routed hop by hop > 2097152, the baselines' budget");
+  // 256 sources x 16 x 64 x 2 = 524,288 per piece: K = 4 is the budget itself, K = 5 is over.
+  EXPECT_EQ(message("torus2d:16x16", 5),
+            "2621440 chunk transfers routed hop by hop > 2097152, the baselines' budget");
+  EXPECT_EQ(kBaselineTransferBudget, 4 * 524288);
+}
+
+// A message counts once per chunk it carries: the ring's All-to-All on uniring:N sends, on the
+// h-th hop from each NPU, one message with the N - h chunks still going further, so N x N (N - 1)
+// / 2 chunk transfers in N (N - 1) messages: 162 x 162 x 161 / 2 = 2,112,642 in 26,082 messages.
+TEST(BaselineBudget, MessagesCountTheirChunks) {
+  const Topology ring = make("uniring:162");
+  const Collective all_to_all = Collective::make(CollectiveKind::kAllToAll, 162, 64 << 20, 1);
+  try {
+    synthesize_baseline(Baseline::kRing, ring, all_to_all, LinkModel::kTacos);
+    ADD_FAILURE() << "built";
+  } catch (const BaselineOverBudget& over) {
+    EXPECT_STREQ(over.what(),
+                 "2112642 chunk transfers routed hop by hop > 2097152, the baselines' budget");
+  }
+}
+
 // ---- Building blocks --------------------------------------------------------------------------
 
 TEST(BaselineRingOrder, HamiltonianCycles) {

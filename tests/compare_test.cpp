@@ -92,6 +92,34 @@ TEST(Compare, TacosIsNeverSlowerThanARow) {
   EXPECT_GT(comparison.bound->lower_bound_us, 0);
 }
 
+// A baseline over the baselines' budget (baselines.h) is a skipped row with its reason, in the
+// library and in both outputs of the command; the others still run.
+TEST(Compare, ABaselineOverTheBudgetIsSkippedWithItsReason) {
+  const std::string reason =
+      "2621440 chunk transfers routed hop by hop > 2097152, the baselines' budget";
+  CompareRequest request;
+  request.settings.collective = CollectiveKind::kAllGather;
+  request.settings.chunks_per_npu = 5;
+  request.algorithms = {"direct", "rhd"};
+  const Topology torus = load_topology("torus2d:16x16", LinkParams{});
+  const Comparison comparison = compare(torus, torus, request);
+  ASSERT_EQ(comparison.rows.size(), 2u);
+  EXPECT_EQ(comparison.rows[0].run.skipped_reason, reason);
+  EXPECT_FALSE(comparison.rows[1].run.skipped_reason);
+  EXPECT_TRUE(comparison.rows[1].run.verified.value_or(false));
+
+  const std::string flags =
+      "compare --topology torus2d:16x16 --chunks-per-npu 5 --algorithms direct,rhd";
+  const tacos_test::RunResult json = tacos_test::run_tacos(flags + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json rows = nlohmann::json::parse(json.out)["results"];
+  EXPECT_EQ(rows[0]["skipped_reason"], reason);
+  EXPECT_TRUE(rows[0]["collective_time_us"].is_null());
+  const tacos_test::RunResult text = tacos_test::run_tacos(flags);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("skipped: " + reason + "\n"), std::string::npos) << text.out;
+}
+
 TEST(Compare, UnknownAlgorithmIsTypedAndNamesTheValidOnes) {
   const Topology network = load_topology("ring:4", LinkParams{});
   CompareRequest request;

@@ -64,10 +64,9 @@ Algorithm prune_to_trees(const Algorithm& copy) {
     for (std::size_t k = 0; k < chunks.size(); ++k) {
       const ChunkId c = chunks[k];
       if (first.at(pair_key(t.dst, c)) != i) continue;
-      const auto destinations = collective.destinations(c);
-      const bool needed =
-          std::find(destinations.begin(), destinations.end(), t.dst) != destinations.end() ||
-          forwards.count(pair_key(t.dst, c)) > 0;
+      const auto destinations = collective.destinations(c);  // ascending (views into members)
+      const bool needed = std::binary_search(destinations.begin(), destinations.end(), t.dst) ||
+                          forwards.count(pair_key(t.dst, c)) > 0;
       if (!needed) continue;
       keep[static_cast<std::size_t>(t.first_chunk) + k] = 1;
       forwards.insert(pair_key(t.src, c));

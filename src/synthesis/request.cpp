@@ -34,7 +34,12 @@ SynthesisRun run_once(const AlgorithmInfo& info, const Topology& network,
     run.skipped_reason = baseline_inapplicable(baseline, network, collective);
     if (run.skipped_reason) return run;
     const auto started = std::chrono::steady_clock::now();
-    run.result.algorithm = synthesize_baseline(baseline, network, collective, options.link_model);
+    try {
+      run.result.algorithm = synthesize_baseline(baseline, network, collective, options.link_model);
+    } catch (const BaselineOverBudget& over) {
+      run.skipped_reason = over.what();
+      return run;
+    }
     run.result.seconds = seconds_since(started);
     run.result.collective_time = run.result.algorithm.collective_time;
     run.result.transfers = static_cast<std::int64_t>(run.result.algorithm.transfers().size());
@@ -82,6 +87,8 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     SynthesisRun run =
         run_once(info, network, request.collective_at(network.npus(), k), request.options);
     seconds += run.result.seconds;
+    // Inapplicable at every K, or over the baselines' budget: past it, larger K only grow.
+    if (run.skipped_reason && best) break;
     if (run.skipped_reason) return run;
     const bool gain =
         !best || static_cast<double>(run.result.collective_time) <

@@ -87,6 +87,27 @@ class RelayCache {
   std::map<Key, std::optional<Algorithm>> entries_;
 };
 
+// One trial's copy phases as the greedy and coalescing made them, before batching (run_copy):
+// an All-Reduce trial runs each phase twice, plain and with batched messages, and the batched
+// run starts from the same plain result (same topology, collective and seed), so it is made
+// once. Per trial, never shared between threads.
+class PlainCopies {
+ public:
+  using Key = std::tuple<const Topology*, int, Bytes, int, std::uint64_t>;
+  static Key key(const Topology& topology, const Collective& collective, std::uint64_t seed) {
+    return {&topology, static_cast<int>(collective.kind()), collective.size(),
+            collective.chunks_per_npu(), seed};
+  }
+  const TrialOutcome* find(const Key& key) const {
+    const auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  void add(const Key& key, const TrialOutcome& outcome) { entries_.emplace(key, outcome); }
+
+ private:
+  std::map<Key, TrialOutcome> entries_;
+};
+
 // What every trial of one synthesis shares besides its seed: passed down explicitly, so that
 // what a trial does depends on its arguments only, never on the thread that runs it.
 struct TrialContext {
@@ -100,6 +121,7 @@ struct TrialContext {
   bool justify = true;
   int matcher_threads = 1;       // threads a trial's matcher may use (the rest run other trials)
   RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
+  PlainCopies* plain = nullptr;  // the trial's own (All-Reduce); null: none kept
 };
 
 // Some direct link batches two chunks or more at the smallest batch size tried
@@ -133,22 +155,29 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   // schedule is always kept and re-timed by the simulator (messages may leave early and wait
   // in a switch's queue, which the plan never does).
   const bool retime = topology.switches() > 0;
-  detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
-                                context.matcher_threads);
-  matcher.run();
+  const bool reuse = context.plain && keep && !retime;
+  const PlainCopies::Key key = PlainCopies::key(topology, collective, seed);
   TrialOutcome outcome;
-  outcome.seed = seed;
-  outcome.time = matcher.collective_time();
-  outcome.transfers = matcher.transfers();
-  outcome.wasted = matcher.wasted_transfers();
-  if (keep || retime) {
-    outcome.algorithm = matcher.take_algorithm();
-    outcome.algorithm->seed = seed;
+  if (const TrialOutcome* made = reuse ? context.plain->find(key) : nullptr) {
+    outcome = *made;
+  } else {
+    detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
+                                  context.matcher_threads);
+    matcher.run();
+    outcome.seed = seed;
+    outcome.time = matcher.collective_time();
+    outcome.transfers = matcher.transfers();
+    outcome.wasted = matcher.wasted_transfers();
+    if (keep || retime) {
+      outcome.algorithm = matcher.take_algorithm();
+      outcome.algorithm->seed = seed;
+    }
+    if (keep && !retime && context.coalesce)
+      // One message where the greedy sent two on a link and merging delays nothing: the link
+      // pays its latency once (message_coalescing.h); kept if faster.
+      adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
+    if (reuse) context.plain->add(key, outcome);
   }
-  if (keep && !retime && context.coalesce)
-    // One message where the greedy sent two on a link and merging delays nothing: the link
-    // pays its latency once (message_coalescing.h); kept if faster.
-    adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
   bool batched_won = false;
   if (keep && !retime && context.batch)
     // Batched messages (greedy_matcher.h) at three message sizes, each kept if faster than the
@@ -464,12 +493,15 @@ Trial make_trial(const Topology& topology, const Collective& collective,
       return [&topology, transposed, &collective, mode](std::uint64_t seed,
                                                         const TrialContext& context,
                                                         const ProgressCallback& progress) {
-        TrialOutcome plain = outcome_of(
-            synthesize_all_reduce(topology, *transposed, collective, context, mode, seed, progress),
-            seed, context.keep);
+        PlainCopies copies;
+        TrialContext plain_context = context;
+        if (context.batch_all_reduce) plain_context.plain = &copies;
+        TrialOutcome plain = outcome_of(synthesize_all_reduce(topology, *transposed, collective,
+                                                              plain_context, mode, seed, progress),
+                                        seed, context.keep);
         if (!context.batch_all_reduce) return plain;
         // Batched phases judged by the whole: a faster phase alone can make it slower.
-        TrialContext batched_context = context;
+        TrialContext batched_context = plain_context;
         batched_context.batch = true;
         TrialOutcome batched =
             outcome_of(synthesize_all_reduce(topology, *transposed, collective, batched_context,

@@ -82,6 +82,7 @@
 
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/collective/collective.h"
+#include "tacos/common/error.h"
 #include "tacos/common/link_model.h"
 #include "tacos/topology/topology.h"
 
@@ -109,10 +110,24 @@ std::string to_string(Baseline baseline);
 std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topology& network,
                                                  const Collective& collective);
 
+// Chunk transfers (each logical message's chunks times its hops, before partial sums are
+// merged) above which a baseline is not built: every one is routed, re-timed by the simulator
+// and verified, about 2.5 us and 300 bytes each on the 2-core VM, so the limit keeps a baseline
+// within about 5 s and 0.6 GiB (docs/performance.md, "Measured costs"). At 1,024 NPUs the ring
+// and biring All-Reduce fit (2,095,104); direct (33.5M on torus2d:32x32) and the ring's
+// All-to-All on dgx-a100:32 (messages of up to 255 chunks: 8.4M, 5 GiB) do not.
+inline constexpr double kBaselineTransferBudget = 2097152;
+
+// A baseline over kBaselineTransferBudget; the message says how many chunk transfers it has.
+class BaselineOverBudget : public Error {
+ public:
+  using Error::Error;
+};
+
 // The baseline's algorithm, compacted (times from the simulator under `model`;
 // Algorithm::synthesizer = to_string(baseline), collective_time = the simulated time). Throws
 // Error with the reason when the baseline is inapplicable, or when two NPUs cannot reach each
-// other.
+// other; BaselineOverBudget (before building anything large) beyond kBaselineTransferBudget.
 Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
                               const Collective& collective, LinkModel model);
 

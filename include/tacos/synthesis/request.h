@@ -70,10 +70,13 @@ struct SynthesisRequest {
 inline constexpr double kPortfolioBudget = 262144;
 
 struct SynthesisRun {
-  std::string name;                           // the algorithm, as requested
-  std::optional<std::string> skipped_reason;  // set when the algorithm does not apply
-  SynthesisResult result;                     // result.algorithm.collective() has the chosen K
-  std::optional<bool> verified;               // null when no transfers were kept
+  std::string name;  // the algorithm, as requested
+  // Set when the algorithm does not apply, or when a baseline would be over
+  // kBaselineTransferBudget (baselines.h) at the first K tried; a K search stops at the first K
+  // over it.
+  std::optional<std::string> skipped_reason;
+  SynthesisResult result;        // result.algorithm.collective() has the chosen K
+  std::optional<bool> verified;  // null when no transfers were kept
   // `tacos` with the portfolio: the candidate whose schedule was kept, "tacos" (the greedy) or
   // a baseline's name (then Algorithm::synthesizer is "tacos/NAME"); empty when none ran.
   std::string portfolio_winner;
@@ -94,7 +97,8 @@ using KnownRuns = std::map<std::string, const SynthesisRun*>;
 // Runs the request on `network` (switch devices planned through; unwind first for the TACOS
 // paper's model). Every kept schedule passes verify_algorithm with exactly the reported time,
 // else VerificationFailure. Throws UnknownAlgorithm, and Error when the request is invalid or
-// NPUs cannot reach each other. A baseline that does not apply returns with skipped_reason.
+// NPUs cannot reach each other. A baseline that does not apply, or is over its budget, returns
+// with skipped_reason.
 SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request,
                         const KnownRuns* known = nullptr);
 
