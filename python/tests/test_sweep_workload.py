@@ -67,3 +67,16 @@ def test_a_workload_sweep_takes_no_collective_keys(tmp_path):
     configs = load_sweep(sweep)
     assert [c["config_workload"] for c in configs] == [str(tmp_path / "w" / "gpt")] * 2
     assert [c["config_chunks_per_npu"] for c in configs] == ["16", "16"]
+
+
+def test_the_example_workload_sweep_is_the_one_the_docs_show():
+    _workload_dir()
+    example = os.path.join(SOURCE_DIR, "examples", "sweeps", "workload_gpt.yaml")
+    configs = load_sweep(example)
+    assert len(configs) == 6
+    assert all(os.path.exists(c["config_workload"] + ".0.et") for c in configs)
+    with open(os.path.join(SOURCE_DIR, "docs", "python.md")) as f:
+        docs = f.read()
+    with open(example) as f:
+        body = [line for line in f.read().splitlines() if not line.startswith("#")]
+    assert "\n".join(body) in docs
