@@ -102,6 +102,9 @@ std::string failure(const StepRun& s, const fs::path& astra) {
 
 }  // namespace
 
+// One piece (about 160 lines) because its parts (the runs, the collectives alone, the
+// predicted step, then --json or the text) read the same runs and rows in the order they print;
+// the runs themselves are run_step's and the rows step_json's.
 void run_workload_bundle(const std::string& dir, const std::string& astra_sim, bool json,
                          bool alone) {
   const fs::path astra = fs::path(dir) / "astra";
