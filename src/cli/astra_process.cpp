@@ -96,6 +96,9 @@ AstraRun run_astra(const fs::path& binary, const fs::path& dir, const std::strin
                               " --remote-memory-configuration=mem.json"
                               " --logging-folder=" +
                               shell_quoted(log) + (extra.empty() ? "" : " " + extra) + " 2>&1";
+  // The log file is appended to: a fresh folder, so it holds this run's lines only.
+  std::error_code cleared;
+  fs::remove_all(dir / log, cleared);
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) throw Error("astra-run: cannot start " + binary.string());
   AstraRun run;
@@ -105,13 +108,24 @@ AstraRun run_astra(const fs::path& binary, const fs::path& dir, const std::strin
   const int status = pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.critical = run.output.find("[critical]") != std::string::npos;
+  // ASTRA-sim logs through asynchronous loggers: under load the console can miss the last
+  // lines at exit, which its log file (flushed at every line) keeps; both are read.
+  std::string text = run.output;
+  std::error_code ec;
+  const fs::path log_file = dir / log / "log.log";
+  if (fs::is_regular_file(log_file, ec)) {
+    std::ifstream in(log_file);
+    std::stringstream file;
+    file << in.rdbuf();
+    text += "\n" + file.str();
+  }
   const std::regex finished(R"(sys\[(\d+)\] finished, (\d+) cycles)");
-  for (auto it = std::sregex_iterator(run.output.begin(), run.output.end(), finished);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), finished);
        it != std::sregex_iterator(); ++it)
     run.finished_ns[std::stoi((*it)[1])] = std::stoll((*it)[2]);
   const std::regex stat(R"(sys\[(\d+)\], (Wall|GPU|Comm) time: (\d+))");
-  for (auto it = std::sregex_iterator(run.output.begin(), run.output.end(), stat);
-       it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), stat); it != std::sregex_iterator();
+       ++it) {
     const std::string kind = (*it)[2];
     auto& into = kind == "Wall" ? run.wall_ns : kind == "GPU" ? run.gpu_ns : run.comm_ns;
     into[std::stoi((*it)[1])] = std::stoll((*it)[3]);
