@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "../common/read_file.h"
 #include "tacos/common/error.h"
 
 namespace tacos::cli {
@@ -113,12 +114,7 @@ AstraRun run_astra(const fs::path& binary, const fs::path& dir, const std::strin
   std::string text = run.output;
   std::error_code ec;
   const fs::path log_file = dir / log / "log.log";
-  if (fs::is_regular_file(log_file, ec)) {
-    std::ifstream in(log_file);
-    std::stringstream file;
-    file << in.rdbuf();
-    text += "\n" + file.str();
-  }
+  if (fs::is_regular_file(log_file, ec)) text += "\n" + detail::read_file(log_file.string());
   const std::regex finished(R"(sys\[(\d+)\] finished, (\d+) cycles)");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), finished);
        it != std::sregex_iterator(); ++it)
