@@ -291,7 +291,8 @@ class RelayPlan {
 
   // In chunk order, each (chunk, remaining domain) pair goes to the position whose NICs have
   // the least to do so far: the larger of the sends at the entry domain's member and the
-  // receives at the target domain's member (ties: turning with the chunk and the target). Every
+  // receives at the target domain's member, the entries' receives from the root's domain
+  // included (ties: from the entry's own position on, turning with the target). Every
   // member of a domain then sends about the same and takes in about the same, which a fixed
   // rotation does not give (its remainders fall on the same positions for every source domain).
   void assign_forwarders() {
@@ -307,13 +308,16 @@ class RelayPlan {
     for (ChunkId c = 0; c < collective_.num_chunks(); ++c) {
       const int domain = entry_domain(c);
       const int size = static_cast<int>(domains_.members[domain].size());
+      // The entry's NIC takes the chunk in from the root's domain first.
+      const NpuId entry = entry_[static_cast<std::size_t>(exporter(c)) * domains + domain];
+      ++receives[domain][domains_.position[entry]];
       for (int other = 0; other < domains; ++other) {
         if (other == domain || other == root_domain) continue;
         const int other_size = static_cast<int>(domains_.members[other].size());
         int best = -1;
         std::pair<int, int> best_load;
         for (int k = 0; k < size; ++k) {
-          const int p = (c + other + k) % size;
+          const int p = (domains_.position[entry] + other + k) % size;
           const std::pair<int, int> load{
               std::max(sends[domain][p], receives[other][p % other_size]),
               sends[domain][p] + receives[other][p % other_size]};
