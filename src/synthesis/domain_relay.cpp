@@ -19,6 +19,10 @@ namespace tacos::detail {
 namespace {
 
 constexpr int kMaxBatch = 1024;
+// Broadcast plans where any member of an entry domain forwards are tried from this many domains
+// on: on 4 DGX nodes they lost once justified (dgx-h100:4 under the astra model 162.7 -> 163.2
+// us), on 8 and more one entry per chunk leaves NICs idle (docs/quality.md, "Measured choices").
+constexpr std::size_t kAnyForwarderMinDomains = 8;
 
 struct Domains {
   std::vector<int> of;        // per NPU
@@ -473,6 +477,7 @@ std::optional<Algorithm> domain_relay(const Topology& topology, const Collective
       if ((options.by_position || options.any_forwarder) &&
           collective.kind() != CollectiveKind::kBroadcast)
         continue;
+      if (options.any_forwarder && domains.members.size() < kAnyForwarderMinDomains) continue;
       Algorithm algorithm = plan.run(options);
       compact(algorithm, topology, model);
       if (!best || algorithm.collective_time < best->collective_time) best = std::move(algorithm);
