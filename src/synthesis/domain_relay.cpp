@@ -23,6 +23,8 @@ constexpr int kMaxBatch = 1024;
 // on: on 4 DGX nodes they lost once justified (dgx-h100:4 under the astra model 162.7 -> 163.2
 // us), on 8 and more one entry per chunk leaves NICs idle (docs/quality.md, "Measured choices").
 constexpr std::size_t kAnyForwarderMinDomains = 8;
+// Up to this many chunk deliveries the second fastest plan is justified as well (below).
+constexpr double kJustifyRunnerUpDeliveries = 65536;
 
 struct Domains {
   std::vector<int> of;        // per NPU
@@ -469,7 +471,8 @@ std::optional<Algorithm> domain_relay(const Topology& topology, const Collective
   const std::span<const Options> plans = model == LinkModel::kTacos
                                              ? std::span<const Options>(kTacosModelPlans)
                                              : std::span<const Options>(kAstraModelPlans);
-  std::optional<Algorithm> best;
+  std::optional<Algorithm> best, runner_up;
+  bool many_domains = false;
   for (const Domains& domains : layouts) {
     RelayPlan plan(topology, collective, model, domains);
     if (!plan.prepare()) continue;
@@ -478,16 +481,33 @@ std::optional<Algorithm> domain_relay(const Topology& topology, const Collective
           collective.kind() != CollectiveKind::kBroadcast)
         continue;
       if (options.any_forwarder && domains.members.size() < kAnyForwarderMinDomains) continue;
+      many_domains = many_domains || options.any_forwarder;
       Algorithm algorithm = plan.run(options);
       compact(algorithm, topology, model);
-      if (!best || algorithm.collective_time < best->collective_time) best = std::move(algorithm);
+      if (!best || algorithm.collective_time < best->collective_time) {
+        runner_up = std::move(best);
+        best = std::move(algorithm);
+      } else if (!runner_up || algorithm.collective_time < runner_up->collective_time) {
+        runner_up = std::move(algorithm);
+      }
     }
   }
   // The ports' orders come from local rules; reordered by how late each message may start
-  // (justification.h; gains: docs/quality.md, "Measured choices").
-  if (best)
-    if (std::optional<Algorithm> justified = justify_copy_schedule(*best, topology, model))
+  // (justification.h; gains: docs/quality.md, "Measured choices"). Where the forwarding plans
+  // run, the second fastest plan is justified too, up to a size where that costs little: a
+  // plan's gain from justification varies (dgx-h100:16 Broadcast, K = 256: the fastest 263.5 us
+  // gains nothing, the second goes from 264.2 to 252.1 us; on dgx-a100:32 at K = 512, 131,072
+  // deliveries, it gained nothing for 10 more CPU-seconds).
+  if (!best) return best;
+  std::optional<Algorithm> justified = justify_copy_schedule(*best, topology, model);
+  if (justified && justified->collective_time < best->collective_time) best = std::move(justified);
+  if (many_domains && runner_up &&
+      static_cast<double>(topology.npus()) * collective.num_chunks() <=
+          kJustifyRunnerUpDeliveries) {
+    justified = justify_copy_schedule(*runner_up, topology, model);
+    if (justified && justified->collective_time < best->collective_time)
       best = std::move(justified);
+  }
   return best;
 }
 
