@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -162,11 +163,20 @@ TEST(DomainRelay, BroadcastForwardedByEveryNicOfEightH100Nodes) {
   EXPECT_TRUE(verify_algorithm(*relay, topology, LinkModel::kAstra).ok);
   EXPECT_EQ(simulate(*relay, topology, LinkModel::kAstra).collective_time, relay->collective_time);
   std::vector<int> sends(topology.npus(), 0), receives(topology.npus(), 0);
+  std::map<NpuId, std::vector<std::pair<Time, int>>> nic_messages;  // (start, chunks) per sender
   for (const Transfer& t : relay->transfers())
     if (t.src / 8 != t.dst / 8) {
       sends[t.src] += t.num_chunks;
       receives[t.dst] += t.num_chunks;
+      nic_messages[t.src].emplace_back(t.start, t.num_chunks);
     }
+  // No NIC sends two messages at once: each holds it for its bytes, 9.765625 us a chunk.
+  for (auto& [npu, messages] : nic_messages) {
+    std::sort(messages.begin(), messages.end());
+    for (std::size_t i = 1; i < messages.size(); ++i)
+      EXPECT_GE(messages[i].first, messages[i - 1].first + messages[i - 1].second * Time{9'765'625})
+          << "NIC of GPU " << npu;
+  }
   for (NpuId u = 8; u < topology.npus(); ++u) {
     EXPECT_GE(sends[u], 12) << u;
     EXPECT_LE(sends[u], 15) << u;
