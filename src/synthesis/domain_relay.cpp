@@ -86,7 +86,7 @@ struct Options {
   bool by_position = false;
   int short_head = 0;  // a stream's first messages carry one chunk each
   // Broadcast only: an entry domain's chunk goes on to each remaining domain over the NIC of
-  // any of its members, in turn (forwarder()), not all over the entry's own NIC.
+  // the member assign_forwarders() picks, not all over the entry's own NIC.
   bool any_forwarder = false;
 };
 
