@@ -22,6 +22,7 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kHierarchical, "hierarchical"},
                                    {Baseline::kBiring, "biring"},
                                    {Baseline::kBucket, "bucket"},
+                                   {Baseline::kNodeDirect, "node-direct"},
                                    {Baseline::kNvls, "nvls"},
                                    {Baseline::kNvlsTree, "nvls-tree"},
                                    {Baseline::kCollnet, "collnet"}};
@@ -32,8 +33,8 @@ Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
   throw Error("--algorithm: unknown baseline " + single_quoted(text) +
-              " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, nvls, nvls-tree "
-              "or collnet)");
+              " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, nvls, "
+              "nvls-tree or collnet)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -63,6 +64,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
       return std::nullopt;
     case Baseline::kBucket:
       return detail::bucket_inapplicable(network, collective);
+    case Baseline::kNodeDirect:
+      return detail::node_direct_inapplicable(network, collective);
     case Baseline::kNvls:
       return detail::nvls_inapplicable(network, collective);
     case Baseline::kNvlsTree:
@@ -116,6 +119,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
       return detail::biring_baseline(planned, network, collective, model);
     case Baseline::kBucket:
       return detail::bucket_baseline(planned, network, collective, model);
+    case Baseline::kNodeDirect:
+      return detail::node_direct_baseline(planned, network, collective, model);
     case Baseline::kDirect:
       return detail::direct_baseline(planned, network, collective, model);
     case Baseline::kRhd:

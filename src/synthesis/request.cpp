@@ -166,6 +166,10 @@ std::vector<AlgorithmInfo> make_registry() {
        "multi-dimensional bidirectional bucket on tori and meshes: one dimension at a time, "
        "pieces spread over the dimension orders",
        gather_scatter, /*needs_reducing_switch=*/false, /*neighbour_messages=*/true},
+      {"node-direct",
+       "switch pods: each node's block to every other node in one message over one rail, "
+       "gathered and handed on over the NVSwitch",
+       gather_scatter, /*needs_reducing_switch=*/false, /*neighbour_messages=*/true},
       {"nvls",
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
        "through it (multicast store)",
@@ -313,7 +317,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
     }
     skipped = *over_budget + "; tried only ";
     for (std::size_t i = 0; i < tried.size(); ++i) skipped += (i > 0 ? ", " : "") + tried[i];
-    skipped += " (messages between neighbours: N x (N-1) x K transfers)";
+    skipped += " (messages between neighbours or over one switch route: N x (N-1) x K transfers)";
   }
   if (winner == "tacos") {
     greedy.portfolio_skipped = skipped;

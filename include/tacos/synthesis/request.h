@@ -22,9 +22,10 @@ struct AlgorithmInfo {
   std::string help;                         // one line, for --help texts and docstrings
   std::vector<CollectiveKind> collectives;  // the collectives it is defined for
   bool needs_reducing_switch = false;       // runs only where a switch reduces (nvls)
-  // Sends between neighbours only, each chunk to each NPU once per phase: N x (N - 1) x K chunk
-  // transfers (twice for All-Reduce), not the portfolio estimate's N x N x K x hops, so the
-  // portfolio still tries it where that estimate is over its budget (bucket).
+  // Sends between neighbours only (or NPUs one switch route apart), each chunk to each NPU once
+  // per phase: N x (N - 1) x K chunk transfers (twice for All-Reduce), not the portfolio
+  // estimate's N x N x K x hops, so the portfolio still tries it where that estimate is over its
+  // budget (bucket, node-direct).
   bool neighbour_messages = false;
   bool applies_to(CollectiveKind kind) const;
 };
