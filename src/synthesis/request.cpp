@@ -62,9 +62,10 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   if (!request.auto_chunks)
     return run_once(info, network, request.collective_at(network.npus(), request.chunks_per_npu),
                     request.options);
-  // The chunk deliveries every schedule needs, against the baselines' budget: 1,024 NPUs still
-  // try K = 2 (2,095,104), where a torus first pipelines.
+  // The chunk deliveries every schedule needs, against the baselines' budget: an All-Gather on
+  // 1,024 NPUs still tries K = 2 (2,095,104), where a torus first pipelines.
   constexpr double kTransferBudget = kBaselineTransferBudget;
+  constexpr double kRootedTransferBudget = 2e6;
   constexpr double kMinGain = 0.005;  // a doubling must win at least this much to count
   std::optional<SynthesisRun> best;
   double seconds = 0;
@@ -74,9 +75,15 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   for (int k = 1; k <= (1 << 20); k *= 2) {
     const double pieces = rooted(probe.kind()) ? k : static_cast<double>(probe.num_members()) * k;
     if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
-    // Transfers grow with members x chunks (every other member needs every chunk).
-    const double estimate = (static_cast<double>(probe.num_members()) - 1) * pieces;
-    if (k > 1 && estimate > kTransferBudget) break;
+    // Transfers grow with members x chunks: every other member needs every chunk, All-Reduce
+    // moves each twice (reducing, gathering). Broadcast and Reduce keep the limit their K
+    // choices were measured with: members x chunks <= 2M.
+    const double members = static_cast<double>(probe.num_members());
+    const bool over =
+        rooted(probe.kind())
+            ? members * pieces > kRootedTransferBudget
+            : (members - 1) * pieces * (probe.kind() == Kind::kAllReduce ? 2 : 1) > kTransferBudget;
+    if (k > 1 && over) break;
     if (k > 1 && request.auto_budget_seconds > 0 && seconds >= request.auto_budget_seconds) {
       // Checked only here, where the search would go on: a search that ended by its own rules
       // within the same K reports nothing.
