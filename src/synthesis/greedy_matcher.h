@@ -139,6 +139,9 @@ class GreedyMatcher {
     }
   };
   static constexpr std::size_t kParallelBatch = 2048;
+  // Switch rounds of this many links or more go port by port (match_switch_round_by_port);
+  // smaller ones are sorted whole, which costs less than grouping them.
+  static constexpr std::size_t kGroupedRound = 1024;
   enum class PickResult : std::uint8_t {
     kSends,
     kNothingToSend,  // idle until its source gets new data
@@ -156,6 +159,9 @@ class GreedyMatcher {
   // Records the transfer (one per receiver of a multicast message) and schedules its events.
   void start(const Started& started, const std::vector<ChunkId>& batch, Time now);
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
+  // A large switch round in the order of sort_keys_ (as match_range after sorting them), by
+  // first hop: see greedy_matcher.cpp.
+  void match_switch_round_by_port(std::size_t count, Time now, MatchOutput& out);
   void prefetch_link(LinkId link) const;
   std::optional<ChunkId> find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
@@ -222,6 +228,9 @@ class GreedyMatcher {
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
   std::vector<std::pair<std::uint64_t, LinkId>> sort_keys_;  // (dst, delay rank, random)
+  // sort_keys_ grouped by first hop (match_switch_round_by_port; direct links last), kept to
+  // reuse its storage.
+  Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_port_;
   // sort_keys_ grouped by destination (sort_by_destination), kept to reuse its storage.
   Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_destination_;
 
