@@ -109,25 +109,35 @@ class RelayPlan {
 
   // What a plan with `options` does depends on nothing else but the returned values, or
   // nullopt where that is not worked out. Two plans with the same signature make the same
-  // schedule, so the second is not run. Worked out for All-Gather over one domain: every
-  // stream carries its source's own chunks, all queued at the start, so own_first ranks every
-  // stream alike and short_tail (between domains) never applies; a stream's messages take
-  // min(cap, chunks queued) chunks each. The signature is that number per stream (per NPU
-  // pair). At K = 1 it is 1 everywhere: every such plan is the first one.
+  // schedule, so the second is not run. Worked out for All-Gather: a source's own chunks (K)
+  // are all queued at the start, to every member of its domain and to one entry per other
+  // domain, so each of those streams sends min(cap, K) chunks a message, and short_tail (own
+  // streams between domains) changes nothing unless K > 1; an entry's relayed chunks go into its
+  // own domain, capped by relay_factor; own_first ranks own against relayed streams, which only
+  // entries have (several domains). The signature is those values, per NPU pair. At K = 1 every
+  // plan over one domain is the first one, and over several the plans that differ only in
+  // message sizes of own chunks are one.
   std::optional<std::vector<int>> signature(const Options& options) const {
-    if (broadcast() || domains_.members.size() != 1 || options.short_head > 0 ||
-        options.by_position)
-      return std::nullopt;
+    if (broadcast() || options.short_head > 0 || options.by_position) return std::nullopt;
     const int n = topology_.npus();
+    const int domains = static_cast<int>(domains_.members.size());
     std::vector<int> queued(n, 0);
     for (ChunkId c = 0; c < collective_.num_chunks(); ++c) ++queued[collective_.sources(c)[0]];
-    std::vector<int> takes;
-    takes.reserve(static_cast<std::size_t>(n) * n);
+    const bool several_own = std::any_of(queued.begin(), queued.end(), [](int k) { return k > 1; });
+    std::vector<int> values{domains > 1 && options.own_first, several_own && options.short_tail};
+    values.reserve(static_cast<std::size_t>(n) * n + 2);
     for (NpuId u = 0; u < n; ++u)
-      for (NpuId v = 0; v < n; ++v)
-        if (u != v)
-          takes.push_back(std::min(queued[u], cap_of(routes_.route(u, v), options.own_factor)));
-    return takes;
+      for (NpuId v = 0; v < n; ++v) {
+        if (u == v) continue;
+        const auto route = routes_.route(u, v);
+        if (domains_.of[u] == domains_.of[v]) {
+          values.push_back(std::min(queued[u], cap_of(route, options.own_factor)));
+          if (domains > 1) values.push_back(cap_of(route, options.relay_factor));
+        } else if (entry_[static_cast<std::size_t>(u) * domains + domains_.of[v]] == v) {
+          values.push_back(std::min(queued[u], cap_of(route, options.network_factor)));
+        }
+      }
+    return values;
   }
 
   // False when some entry cannot be reached through switches.
