@@ -516,7 +516,7 @@ void GreedyMatcher::match_switch_round(Time now) {
   ports_.order_round(queued_, links_, choice_, seed_, rounds_, npus_, sort_keys_);
   queued_.clear();
   outputs_[0].clear();
-  if (count >= kGroupedRound) {
+  if (count >= grouped_round_) {
     match_switch_round_by_port(count, now, outputs_[0]);
   } else {
     std::sort(sort_keys_.begin(), sort_keys_.end());

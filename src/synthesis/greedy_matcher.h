@@ -54,6 +54,10 @@ class GreedyMatcher {
 
   bool batches() const { return batch_latencies_ > 0; }
 
+  // Switch rounds of at least `links` links go port by port (kGroupedRound by default); the
+  // schedule is the same either way, which tests check by setting it to 0 and to the maximum.
+  void set_grouped_round(std::size_t links) { grouped_round_ = links; }
+
   // The message sizes batched runs try, in latencies of serialization per message (each kept
   // where faster: docs/quality.md, "Measured choices").
   static constexpr int kBatchLatencies[] = {6, 14, 28};
@@ -179,6 +183,7 @@ class GreedyMatcher {
   // batch_cap of a matcher link.
   std::int64_t batch_cap(const MatchLink& link, int latencies) const;
   std::uint64_t rounds_ = 0;  // matching rounds so far
+  std::size_t grouped_round_ = kGroupedRound;
   MatchOutput outputs_[2];
   bool keep_transfers_;
   const ProgressCallback& progress_;
