@@ -550,10 +550,18 @@ void GreedyMatcher::match_switch_round(Time now) {
 void GreedyMatcher::match_switch_round_by_port(std::size_t count, Time now, MatchOutput& out) {
   using Key = std::pair<std::uint64_t, LinkId>;
   const std::size_t direct = ports_.ports();  // the group of direct links: each goes alone
-  group_into(by_port_, direct + 1, count, [&](std::size_t i, auto&& emit) {
-    const MatchLink& l = links_[sort_keys_[i].second];
-    emit(l.switch_route() ? static_cast<std::size_t>(ports_.first_hop(l)) : direct, sort_keys_[i]);
-  });
+  if (round_group_.empty()) {
+    // Per link, its group, read once per link and round: a compact array, not the route.
+    round_group_.resize(links_.size());
+    for (std::size_t l = 0; l < links_.size(); ++l)
+      round_group_[l] = links_[l].switch_route()
+                            ? static_cast<std::uint32_t>(ports_.first_hop(links_[l]))
+                            : static_cast<std::uint32_t>(direct);
+  }
+  group_of_.resize(count);
+  for (std::size_t i = 0; i < count; ++i) group_of_[i] = round_group_[sort_keys_[i].second];
+  group_into(by_port_, direct + 1, count,
+             [&](std::size_t i, auto&& emit) { emit(group_of_[i], sort_keys_[i]); });
   using Head = std::pair<Key, std::uint32_t>;  // a group's smallest key left, the group
   std::vector<Head> heads;
   std::vector<std::uint32_t> left(direct + 1, 0);  // per group: its heap's size

@@ -236,6 +236,8 @@ class GreedyMatcher {
   // sort_keys_ grouped by first hop (match_switch_round_by_port; direct links last), kept to
   // reuse its storage.
   Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_port_;
+  std::vector<std::uint32_t> round_group_;  // per link: its first hop, or the direct group
+  std::vector<std::uint32_t> group_of_;     // per entry of sort_keys_: its link's group
   // sort_keys_ grouped by destination (sort_by_destination), kept to reuse its storage.
   Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_destination_;
 
