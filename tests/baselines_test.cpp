@@ -1,5 +1,6 @@
-// Baselines (ring, direct, rhd, dbt, hierarchical, biring): hand-worked times, verification of
-// every baseline for every collective on a set of topologies, subsets, and inapplicable cases.
+// Baselines (ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct): hand-worked times,
+// verification of every baseline for every collective on a set of topologies, subsets, and
+// inapplicable cases.
 #include "tacos/synthesis/baselines.h"
 
 #include <gtest/gtest.h>
@@ -22,8 +23,9 @@ Topology make(const std::string& spec) {
   return generate_topology(spec, parse_link_params("50", "0.5us")).unwind_switches();
 }
 
-constexpr Baseline kAllBaselines[] = {Baseline::kRing, Baseline::kDirect,       Baseline::kRhd,
-                                      Baseline::kDbt,  Baseline::kHierarchical, Baseline::kBiring};
+constexpr Baseline kAllBaselines[] = {Baseline::kRing,   Baseline::kDirect,       Baseline::kRhd,
+                                      Baseline::kDbt,    Baseline::kHierarchical, Baseline::kBiring,
+                                      Baseline::kBucket, Baseline::kNodeDirect};
 constexpr CollectiveKind kAllKinds[] = {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                                         CollectiveKind::kAllReduce, CollectiveKind::kBroadcast,
                                         CollectiveKind::kReduce,    CollectiveKind::kGather,

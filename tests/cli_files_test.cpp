@@ -20,7 +20,7 @@ TEST(CliCompare, JsonHasEveryKeyAndSkippedReasons) {
                 plot.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["results"].size(), 7u);
+  ASSERT_EQ(j["results"].size(), 9u);
   for (const auto& row : j["results"])
     for (const char* key :
          {"algorithm", "collective_time_us", "algbw_gbps", "busbw_gbps", "lower_bound_us",
@@ -38,7 +38,7 @@ TEST(CliCompare, JsonHasEveryKeyAndSkippedReasons) {
   EXPECT_NEAR(by_name["ring"]["busbw_gbps"].get<double>(), 44.56098731, 1e-6);
   EXPECT_TRUE(by_name["hierarchical"]["collective_time_us"].is_null());
   EXPECT_FALSE(by_name["hierarchical"]["skipped_reason"].get<std::string>().empty());
-  for (const char* name : {"tacos", "ring", "direct", "rhd", "dbt", "biring"})
+  for (const char* name : {"tacos", "ring", "direct", "rhd", "dbt", "biring", "bucket"})
     EXPECT_TRUE(by_name[name]["verified"].get<bool>()) << name;
   EXPECT_LE(by_name["tacos"]["collective_time_us"].get<double>(),
             by_name["ring"]["collective_time_us"].get<double>());

@@ -137,12 +137,22 @@ TEST(Portfolio, TimeOnlyAndLargeSystemsRunTheGreedyAlone) {
   EXPECT_TRUE(fast["portfolio_winner"].is_null());
   EXPECT_NE(fast["portfolio_skipped"].get<std::string>().find("--time-only"), std::string::npos);
   EXPECT_EQ(fast["collective_time_us"], fast["greedy_time_us"]);
-  // 1024 NPUs: N x N x K = 1048576 > 262144 estimated baseline transfers.
+  // 1024 NPUs: N x N x K = 1048576 > 262144 estimated baseline transfers; only the baseline that
+  // sends between neighbours (bucket, N x (N-1) x K transfers) is still tried. A one-way ring has
+  // none: the greedy alone.
   const nlohmann::json big =
       run_json("synthesize --topology torus2d:32x32 --size 1MiB --json --collective all-gather");
-  EXPECT_TRUE(big["portfolio_winner"].is_null());
+  EXPECT_FALSE(big["portfolio_winner"].is_null());
   EXPECT_NE(big["portfolio_skipped"].get<std::string>().find("1048576"), std::string::npos)
       << big["portfolio_skipped"];
+  EXPECT_NE(big["portfolio_skipped"].get<std::string>().find("; tried only bucket"),
+            std::string::npos)
+      << big["portfolio_skipped"];
+  const nlohmann::json one_way =
+      run_json("synthesize --topology uniring:520 --size 1MiB --json --collective all-gather");
+  EXPECT_TRUE(one_way["portfolio_winner"].is_null());
+  EXPECT_EQ(one_way["portfolio_skipped"].get<std::string>().find("tried only"), std::string::npos)
+      << one_way["portfolio_skipped"];
   // A baseline run has no portfolio keys.
   const nlohmann::json ring =
       run_json("synthesize --topology ring:4 --size 1MiB --json --algorithm ring");

@@ -21,6 +21,8 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kDbt, "dbt"},
                                    {Baseline::kHierarchical, "hierarchical"},
                                    {Baseline::kBiring, "biring"},
+                                   {Baseline::kBucket, "bucket"},
+                                   {Baseline::kNodeDirect, "node-direct"},
                                    {Baseline::kNvls, "nvls"},
                                    {Baseline::kNvlsTree, "nvls-tree"},
                                    {Baseline::kCollnet, "collnet"}};
@@ -31,8 +33,8 @@ Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
   throw Error("--algorithm: unknown baseline " + single_quoted(text) +
-              " (expected ring, direct, rhd, dbt, hierarchical, biring, nvls, nvls-tree or "
-              "collnet)");
+              " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, nvls, "
+              "nvls-tree or collnet)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -60,6 +62,10 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
     case Baseline::kBiring:
     case Baseline::kDbt:
       return std::nullopt;
+    case Baseline::kBucket:
+      return detail::bucket_inapplicable(network, collective);
+    case Baseline::kNodeDirect:
+      return detail::node_direct_inapplicable(network, collective);
     case Baseline::kNvls:
       return detail::nvls_inapplicable(network, collective);
     case Baseline::kNvlsTree:
@@ -88,8 +94,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
         return "hierarchical: " + single_quoted(network.name()) + " has " + std::to_string(npus) +
                " NPUs in its dimensions but " + std::to_string(network.npus()) + " in all";
       if (active < 2)
-        return "hierarchical needs two or more dimensions of size > 1; " + single_quoted(network.name()) +
-               " has " + std::to_string(active);
+        return "hierarchical needs two or more dimensions of size > 1; " +
+               single_quoted(network.name()) + " has " + std::to_string(active);
       return std::nullopt;
     }
   }
@@ -111,6 +117,10 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
       return detail::ring_baseline(planned, network, collective, model);
     case Baseline::kBiring:
       return detail::biring_baseline(planned, network, collective, model);
+    case Baseline::kBucket:
+      return detail::bucket_baseline(planned, network, collective, model);
+    case Baseline::kNodeDirect:
+      return detail::node_direct_baseline(planned, network, collective, model);
     case Baseline::kDirect:
       return detail::direct_baseline(planned, network, collective, model);
     case Baseline::kRhd:

@@ -19,6 +19,12 @@ namespace tacos::detail {
 namespace {
 
 constexpr int kMaxBatch = 1024;
+// Broadcast plans where any member of an entry domain forwards are tried from this many domains
+// on: on 4 DGX nodes they lost once justified (dgx-h100:4 under the astra model 162.7 -> 163.2
+// us), on 8 and more one entry per chunk leaves NICs idle (docs/quality.md, "Measured choices").
+constexpr std::size_t kAnyForwarderMinDomains = 8;
+// Up to this many chunk deliveries the second fastest plan is justified as well (below).
+constexpr double kJustifyRunnerUpDeliveries = 65536;
 
 struct Domains {
   std::vector<int> of;        // per NPU
@@ -79,6 +85,9 @@ struct Options {
   // members in turn), and its first domain hop turns every |domain| chunks; 0: the default hubs.
   bool by_position = false;
   int short_head = 0;  // a stream's first messages carry one chunk each
+  // Broadcast only: an entry domain's chunk goes on to each remaining domain over the NIC of
+  // the member assign_forwarders() picks, not all over the entry's own NIC.
+  bool any_forwarder = false;
 };
 
 // The plans tried. Under the tacos link model every message holds each port for its latency, so
@@ -94,8 +103,14 @@ constexpr Options kTacosModelPlans[] = {
     // Broadcast: the root's port, which carries every chunk once, sends two-chunk messages after
     // single-chunk ones that start every exporter's NIC (docs/quality.md, "Measured choices").
     {4, 4, 0, false, false, true, 4},
+    // Broadcast on many domains: every member of an entry domain forwards its share of the
+    // domain's chunks (docs/quality.md, "Measured choices"); each of the three won somewhere.
+    {4, 4, 0, false, false, true, 4, true},
+    {8, 8, 4, true, false, true, 4, true},
+    {0, 0, 0, false, false, false, 0, true},
 };
-constexpr Options kAstraModelPlans[] = {{0, 0, 0, false, false}, {0, 0, 0, false, true}};
+constexpr Options kAstraModelPlans[] = {
+    {0, 0, 0, false, false}, {0, 0, 0, false, true}, {0, 0, 0, false, false, false, 0, true}};
 
 class RelayPlan {
  public:
@@ -118,7 +133,8 @@ class RelayPlan {
   // plan over one domain is the first one, and over several the plans that differ only in
   // message sizes of own chunks are one.
   std::optional<std::vector<int>> signature(const Options& options) const {
-    if (broadcast() || options.short_head > 0 || options.by_position) return std::nullopt;
+    if (broadcast() || options.short_head > 0 || options.by_position || options.any_forwarder)
+      return std::nullopt;
     const int n = topology_.npus();
     const int domains = static_cast<int>(domains_.members.size());
     std::vector<int> queued(n, 0);
@@ -172,6 +188,7 @@ class RelayPlan {
     stream_index_.clear();
     port_streams_.assign(topology_.num_links(), {});
     port_free_.assign(topology_.num_links(), 0);
+    if (broadcast() && options_.any_forwarder) assign_forwarders();
     Algorithm algorithm(collective_);
     algorithm_ = &algorithm;
     LinkEventQueue events;
@@ -271,20 +288,89 @@ class RelayPlan {
     if (domain == root_domain) {
       if (u == source && hub != source) owe(u, hub, c, !received, touched);
       if (u == hub) spread_locally();
-      if (u == exporter(c) && domains > 1) {
-        const int turn = options_.by_position
-                             ? static_cast<int>(static_cast<std::size_t>(c) /
-                                                domains_.members[root_domain].size())
-                             : c;
-        owe_domain((root_domain + 1 + turn % (domains - 1)) % domains);
-      }
+      if (u == exporter(c) && domains > 1) owe_domain(entry_domain(c));
       return;
     }
-    if (!entry) return;
-    spread_locally();
-    if (domains_.of[from] == root_domain)
+    // The member's share of what its domain forwards to the remaining domains: all of it at the
+    // entry, unless any member forwards.
+    auto forward_share = [&] {
       for (int other = 0; other < domains; ++other)
-        if (other != domain && other != root_domain) owe_domain(other);
+        if (other != domain && other != root_domain &&
+            (!options_.any_forwarder || forwarder(c, other) == domains_.position[u]))
+          owe_domain(other);
+    };
+    if (!entry) {
+      // Inside the entry domain, from its entry.
+      if (options_.any_forwarder && received && domain == entry_domain(c)) forward_share();
+      return;
+    }
+    spread_locally();
+    if (domains_.of[from] == root_domain) forward_share();
+  }
+
+  // Broadcast: the domain that the exporter of chunk c sends it to, the other domains in turn.
+  int entry_domain(ChunkId c) const {
+    const int root_domain = domains_.of[collective_.sources(c)[0]];
+    const int domains = static_cast<int>(domains_.members.size());
+    if (domains == 1) return root_domain;
+    // By position, the turns go by whole rounds of the root's domain, except where any member
+    // forwards: then chunk by chunk, which evens the chunks entering each domain out.
+    const int turn =
+        options_.by_position && !options_.any_forwarder
+            ? static_cast<int>(static_cast<std::size_t>(c) / domains_.members[root_domain].size())
+            : c;
+    return (root_domain + 1 + turn % (domains - 1)) % domains;
+  }
+
+  // Broadcast with any_forwarder: the position of the member of c's entry domain that sends c to
+  // domain `other` (assign_forwarders()).
+  int forwarder(ChunkId c, int other) const {
+    return forwarder_[static_cast<std::size_t>(c) * domains_.members.size() +
+                      static_cast<std::size_t>(other)];
+  }
+
+  // In chunk order, each (chunk, remaining domain) pair goes to the position whose NICs have
+  // the least to do so far: the larger of the sends at the entry domain's member and the
+  // receives at the target domain's member, the entries' receives from the root's domain
+  // included (ties: from the entry's own position on, turning with the target). Every
+  // member of a domain then sends about the same and takes in about the same, which a fixed
+  // rotation does not give (its remainders fall on the same positions for every source domain).
+  void assign_forwarders() {
+    const int domains = static_cast<int>(domains_.members.size());
+    const NpuId root = collective_.sources(0)[0];
+    const int root_domain = domains_.of[root];
+    forwarder_.assign(static_cast<std::size_t>(collective_.num_chunks()) * domains, -1);
+    std::vector<std::vector<int>> sends(domains), receives(domains);
+    for (int d = 0; d < domains; ++d) {
+      sends[d].assign(domains_.members[d].size(), 0);
+      receives[d].assign(domains_.members[d].size(), 0);
+    }
+    for (ChunkId c = 0; c < collective_.num_chunks(); ++c) {
+      const int domain = entry_domain(c);
+      const int size = static_cast<int>(domains_.members[domain].size());
+      // The entry's NIC takes the chunk in from the root's domain first.
+      const NpuId entry = entry_[static_cast<std::size_t>(exporter(c)) * domains + domain];
+      ++receives[domain][domains_.position[entry]];
+      for (int other = 0; other < domains; ++other) {
+        if (other == domain || other == root_domain) continue;
+        const int other_size = static_cast<int>(domains_.members[other].size());
+        int best = -1;
+        std::pair<int, int> best_load;
+        for (int k = 0; k < size; ++k) {
+          const int p = (domains_.position[entry] + other + k) % size;
+          const std::pair<int, int> load{
+              std::max(sends[domain][p], receives[other][p % other_size]),
+              sends[domain][p] + receives[other][p % other_size]};
+          if (best < 0 || load < best_load) {
+            best = p;
+            best_load = load;
+          }
+        }
+        ++sends[domain][best];
+        ++receives[other][best % other_size];
+        forwarder_[static_cast<std::size_t>(c) * domains + other] = best;
+      }
+    }
   }
 
   // `own`: c is one of u's own chunks (not relayed); own and relayed chunks go in separate
@@ -416,7 +502,8 @@ class RelayPlan {
   const Domains& domains_;
   const SwitchRoutes& routes_;
   Options options_;
-  std::vector<NpuId> entry_;  // [npu][domain]
+  std::vector<NpuId> entry_;    // [npu][domain]
+  std::vector<int> forwarder_;  // Broadcast with any_forwarder: [chunk][domain] (forwarder())
   std::vector<Stream> streams_;
   std::unordered_map<std::uint64_t, int> stream_index_;
   std::vector<std::vector<Candidate>> port_streams_;  // per port: its streams with chunks
@@ -445,27 +532,50 @@ std::optional<Algorithm> domain_relay(const Topology& topology, const Collective
   const std::span<const Options> plans = model == LinkModel::kTacos
                                              ? std::span<const Options>(kTacosModelPlans)
                                              : std::span<const Options>(kAstraModelPlans);
-  std::optional<Algorithm> best;
+  std::optional<Algorithm> best, runner_up;
+  bool many_domains = false;
   for (const Domains& domains : layouts) {
     RelayPlan plan(topology, collective, model, domains);
     if (!plan.prepare()) continue;
     std::vector<std::vector<int>> signatures;  // of the plans run on this layout
     for (const Options& options : plans) {
-      if (options.by_position && collective.kind() != CollectiveKind::kBroadcast) continue;
+      if ((options.by_position || options.any_forwarder) &&
+          collective.kind() != CollectiveKind::kBroadcast)
+        continue;
+      if (options.any_forwarder && domains.members.size() < kAnyForwarderMinDomains) continue;
+      many_domains = many_domains || options.any_forwarder;
+      // A plan making the same schedule as one run before cannot be faster. (Only All-Gather
+      // plans have signatures; the runner-up below is kept for Broadcast.)
       if (std::optional<std::vector<int>> same = plan.signature(options)) {
         if (std::find(signatures.begin(), signatures.end(), *same) != signatures.end()) continue;
         signatures.push_back(std::move(*same));
       }
       Algorithm algorithm = plan.run(options);
       compact(algorithm, topology, model);
-      if (!best || algorithm.collective_time < best->collective_time) best = std::move(algorithm);
+      if (!best || algorithm.collective_time < best->collective_time) {
+        runner_up = std::move(best);
+        best = std::move(algorithm);
+      } else if (!runner_up || algorithm.collective_time < runner_up->collective_time) {
+        runner_up = std::move(algorithm);
+      }
     }
   }
   // The ports' orders come from local rules; reordered by how late each message may start
-  // (justification.h; gains: docs/quality.md, "Measured choices").
-  if (best)
-    if (std::optional<Algorithm> justified = justify_copy_schedule(*best, topology, model))
+  // (justification.h; gains: docs/quality.md, "Measured choices"). Where the forwarding plans
+  // run, the second fastest plan is justified too, up to a size where that costs little: a
+  // plan's gain from justification varies (dgx-h100:16 Broadcast, K = 256: the fastest 263.5 us
+  // gains nothing, the second goes from 264.2 to 252.1 us; on dgx-a100:32 at K = 512, 131,072
+  // deliveries, it gained nothing for 10 more CPU-seconds).
+  if (!best) return best;
+  std::optional<Algorithm> justified = justify_copy_schedule(*best, topology, model);
+  if (justified && justified->collective_time < best->collective_time) best = std::move(justified);
+  if (many_domains && runner_up &&
+      static_cast<double>(topology.npus()) * collective.num_chunks() <=
+          kJustifyRunnerUpDeliveries) {
+    justified = justify_copy_schedule(*runner_up, topology, model);
+    if (justified && justified->collective_time < best->collective_time)
       best = std::move(justified);
+  }
   return best;
 }
 

@@ -5,9 +5,13 @@
 // for All-Gather; for Broadcast the root hands chunk c to member c mod |domain| first); the
 // distributor sends it to every member of its domain and to one entry NPU in every other domain
 // (the member at its own position: NIC g of a rail-optimized fabric reaches GPU g of the other
-// nodes), and each entry sends it on to the rest of its domain. Every free sender port then
-// sends one message to one receiver carrying as many of the chunks it owes that receiver as fit
-// in a serialization time of a few times the route's latency, chunks it relays first.
+// nodes), and each entry sends it on to the rest of its domain. (Broadcast: the root's domain
+// sends each chunk to one other domain, whose entry spreads it there and sends it on to the
+// remaining domains, in some plans over the NIC of whichever member of its domain has least to
+// send: on a pod of dozens of nodes one entry per chunk would leave NICs that received one chunk
+// more than others sending it dozens of times more.) Every free sender port then sends one
+// message to one receiver carrying as many of the chunks it owes that receiver as fit in a
+// serialization time of a few times the route's latency, chunks it relays first.
 //
 // Why: the greedy matcher sends one chunk per message. Under the tacos link model every message
 // holds each port for the route's latency as well, so the chunk count that pipelines a DGX

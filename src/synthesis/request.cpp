@@ -62,7 +62,9 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   if (!request.auto_chunks)
     return run_once(info, network, request.collective_at(network.npus(), request.chunks_per_npu),
                     request.options);
-  constexpr double kTransferBudget = 2e6;
+  // The chunk deliveries every schedule needs, against the baselines' budget: 1,024 NPUs still
+  // try K = 2 (2,095,104), where a torus first pipelines.
+  constexpr double kTransferBudget = kBaselineTransferBudget;
   constexpr double kMinGain = 0.005;  // a doubling must win at least this much to count
   std::optional<SynthesisRun> best;
   double seconds = 0;
@@ -72,8 +74,8 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   for (int k = 1; k <= (1 << 20); k *= 2) {
     const double pieces = rooted(probe.kind()) ? k : static_cast<double>(probe.num_members()) * k;
     if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
-    // Transfers grow with members x chunks (every member needs nearly every chunk).
-    const double estimate = static_cast<double>(probe.num_members()) * pieces;
+    // Transfers grow with members x chunks (every other member needs every chunk).
+    const double estimate = (static_cast<double>(probe.num_members()) - 1) * pieces;
     if (k > 1 && estimate > kTransferBudget) break;
     if (k > 1 && request.auto_budget_seconds > 0 && seconds >= request.auto_budget_seconds) {
       // Checked only here, where the search would go on: a search that ended by its own rules
@@ -160,6 +162,14 @@ std::vector<AlgorithmInfo> make_registry() {
        "per dimension of a multi-dimensional topology (BlueConnect); leaf relay on fat-trees",
        gather_scatter},
       {"biring", "bidirectional ring: every piece halfway round each way", gather_scatter},
+      {"bucket",
+       "multi-dimensional bidirectional bucket on tori and meshes: one dimension at a time, "
+       "pieces spread over the dimension orders",
+       gather_scatter, /*needs_reducing_switch=*/false, /*neighbour_messages=*/true},
+      {"node-direct",
+       "switch pods: each node's block to every other node in one message over one rail, "
+       "gathered and handed on over the NVSwitch",
+       gather_scatter, /*needs_reducing_switch=*/false, /*neighbour_messages=*/true},
       {"nvls",
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
        "through it (multicast store)",
@@ -247,11 +257,15 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
     return greedy;
   }
   const int first_k = request.auto_chunks ? 1 : request.chunks_per_npu;
-  if (const auto reason = portfolio_skip_reason(
-          network, request.collective_at(network.npus(), first_k), request.options)) {
-    greedy.portfolio_skipped = *reason;
+  // Over the estimate's budget only the candidates that send between neighbours run: their
+  // transfers are the least any schedule needs, and their own budget bounds them.
+  const std::optional<std::string> over_budget = portfolio_skip_reason(
+      network, request.collective_at(network.npus(), first_k), request.options);
+  if (over_budget && !request.options.keep_transfers) {
+    greedy.portfolio_skipped = *over_budget;
     return greedy;
   }
+  std::vector<std::string> tried;
   // Candidates in registry order; strictly faster wins, so ties keep the earlier one.
   std::optional<SynthesisRun> built;  // the fastest baseline built here
   const SynthesisRun* best = &greedy;
@@ -260,7 +274,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   // Every search the budget cut short, the greedy's first ("tacos: ...; ring: ...").
   std::string stops = greedy.auto_stopped;
   for (const AlgorithmInfo& candidate : algorithm_registry()) {
-    if (candidate.name == "tacos") continue;
+    if (candidate.name == "tacos" || (over_budget && !candidate.neighbour_messages)) continue;
     const SynthesisRun* run = nullptr;
     SynthesisRun own;
     if (known) {
@@ -283,6 +297,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
       if (!own.auto_stopped.empty()) stops += (stops.empty() ? "" : "; ") + own.auto_stopped;
       run = &own;
     }
+    if (!run->skipped_reason) tried.push_back(candidate.name);
     if (run->skipped_reason || run->result.collective_time >= best->result.collective_time)
       continue;
     winner = candidate.name;
@@ -293,7 +308,19 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
       best = run;
     }
   }
+  std::string skipped;
+  if (over_budget) {
+    if (tried.empty()) {
+      greedy.portfolio_skipped = *over_budget;
+      greedy.result.seconds = seconds;
+      return greedy;
+    }
+    skipped = *over_budget + "; tried only ";
+    for (std::size_t i = 0; i < tried.size(); ++i) skipped += (i > 0 ? ", " : "") + tried[i];
+    skipped += " (messages between neighbours or over one switch route: N x (N-1) x K transfers)";
+  }
   if (winner == "tacos") {
+    greedy.portfolio_skipped = skipped;
     greedy.auto_stopped = stops;
     greedy.portfolio_winner = winner;
     greedy.result.seconds = seconds;
@@ -303,6 +330,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   SynthesisRun kept = built && best == &*built ? std::move(*built) : *best;
   kept.name = "tacos";
   kept.portfolio_winner = winner;
+  kept.portfolio_skipped = skipped;
   kept.greedy_time = greedy.greedy_time;
   kept.auto_stopped = stops;
   kept.result.algorithm.synthesizer = "tacos/" + winner;

@@ -64,6 +64,19 @@
 //                store-and-forward hop costs two port times, the ring's chain of N-1 hops is
 //                what limits it. All-Gather, Reduce-Scatter (its time reversal) and All-Reduce
 //                (both). Not NCCL's: NCCL's two-direction rings still send each half N-1 hops.
+//  bucket        multi-dimensional bidirectional bucket on tori, meshes and rings: All-Gather
+//                one dimension at a time, the pieces spread over the rotations of the
+//                dimension order (2D: half rows first, half columns first) so every
+//                dimension's links work in every phase, each block going both ways round a
+//                ring (the antipode's copy split between the sides) or to both ends of a line.
+//                Reduce-Scatter its time reversal, All-Reduce both. Needs K >= the number of
+//                dimensions to use them all (K = 1: one rotation).
+//  node-direct   switch pods of nodes (DGX, NVL racks): each node gathers its GPUs' shards
+//                over its NVSwitch, sends the whole node block to every other node in one
+//                message over one rail (the rail of a node pair spread so every NIC sends and
+//                receives alike), and the receiving GPU hands it on inside its node: (nodes - 1)
+//                / rails messages per NIC of a node's size instead of nodes - 1 single shards.
+//                Reduce-Scatter its time reversal, All-Reduce both.
 //  nvls          NCCL's NVLS on a reducing switch joined to every member (NVLink SHARP): each
 //                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
 //                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
@@ -95,12 +108,15 @@ enum class Baseline {
   kDbt,
   kHierarchical,
   kBiring,
+  kBucket,
+  kNodeDirect,
   kNvls,
   kNvlsTree,
   kCollnet
 };
 
-// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "nvls", "nvls-tree", "collnet";
+// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket", "node-direct", "nvls",
+// "nvls-tree", "collnet";
 // anything else throws Error.
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
@@ -218,6 +234,17 @@ Algorithm ring_baseline(const Topology& topology, const Topology& timing,
                         const Collective& collective, LinkModel model);
 Algorithm biring_baseline(const Topology& topology, const Topology& timing,
                           const Collective& collective, LinkModel model);
+Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
+                          const Collective& collective, LinkModel model);
+// Why bucket cannot run here (it needs a torus, mesh or ring spec spanning every NPU), or nullopt.
+std::optional<std::string> bucket_inapplicable(const Topology& network,
+                                               const Collective& collective);
+Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
+                               const Collective& collective, LinkModel model);
+// Why node-direct cannot run on `network` (it needs equal nodes of NPUs on switches, every rail
+// and node joined by switch routes), or nullopt.
+std::optional<std::string> node_direct_inapplicable(const Topology& network,
+                                                    const Collective& collective);
 Algorithm direct_baseline(const Topology& topology, const Topology& timing,
                           const Collective& collective, LinkModel model);
 Algorithm rhd_baseline(const Topology& topology, const Topology& timing,

@@ -22,15 +22,20 @@ struct AlgorithmInfo {
   std::string help;                         // one line, for --help texts and docstrings
   std::vector<CollectiveKind> collectives;  // the collectives it is defined for
   bool needs_reducing_switch = false;       // runs only where a switch reduces (nvls)
+  // Sends between neighbours only (or NPUs one switch route apart), each chunk to each NPU once
+  // per phase: N x (N - 1) x K chunk transfers (twice for All-Reduce), not the portfolio
+  // estimate's N x N x K x hops, so the portfolio still tries it where that estimate is over its
+  // budget (bucket, node-direct).
+  bool neighbour_messages = false;
   bool applies_to(CollectiveKind kind) const;
 };
 
 // "tacos" first, then the baselines in the order the portfolio tries them (ties keep the
-// earlier one): ring, direct, rhd, dbt, hierarchical, biring, nvls.
+// earlier one): ring, direct, rhd, dbt, hierarchical, biring, bucket, nvls, nvls-tree, collnet.
 const std::vector<AlgorithmInfo>& algorithm_registry();
 // The entry named `name`; throws UnknownAlgorithm listing the valid names.
 const AlgorithmInfo& find_algorithm(std::string_view name);
-// "tacos, ring, direct, rhd, dbt, hierarchical, biring or nvls".
+// "tacos, ring, direct, rhd, dbt, hierarchical, biring, bucket, nvls, nvls-tree or collnet".
 std::string algorithm_names_text();
 // The registry's names, less those needing a switch capability `topology` lacks (nvls without
 // a reducing switch): what `compare` runs by default.
@@ -81,7 +86,8 @@ struct SynthesisRun {
   // a baseline's name (then Algorithm::synthesizer is "tacos/NAME"); empty when none ran.
   std::string portfolio_winner;
   // `tacos`: why the portfolio did not run ("--portfolio off", "--time-only", over the
-  // budget); empty when it ran, and for baselines.
+  // budget; over the budget with the neighbour-message baselines still tried, it says so and
+  // portfolio_winner is set); empty when it ran in full, and for baselines.
   std::string portfolio_skipped;
   // `tacos`: the TACOS greedy's own time (what --portfolio off reports).
   Time greedy_time = 0;

@@ -1,0 +1,146 @@
+// The bucket baseline (baseline_bucket.cpp): hand-worked times on a torus and a mesh, the
+// reversal for Reduce-Scatter and All-Reduce, the budget, and that the portfolio and the K
+// search reach it at 256 and 1,024 NPUs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/synthesis/baselines.h"
+#include "tacos/topology/generators.h"
+#include "test_printers.h"
+#include "cli_support.h"
+
+namespace tacos {
+namespace {
+
+Topology make(const std::string& spec) {
+  return generate_topology(spec, parse_link_params("50", "0.5us"));
+}
+
+// latency + bytes / bandwidth at 50 GB/s and 0.5 us, in us.
+double message_us(double bytes) { return 0.5 + bytes / (50.0 * (1 << 30)) * 1e6; }
+
+Algorithm bucket(const std::string& spec, CollectiveKind kind, Bytes size, int k) {
+  const Topology topology = make(spec);
+  const Collective collective = Collective::make(kind, topology.npus(), size, k);
+  Algorithm algorithm =
+      synthesize_baseline(Baseline::kBucket, topology, collective, LinkModel::kTacos);
+  const VerifyResult check = verify_algorithm(algorithm, topology, LinkModel::kTacos);
+  EXPECT_TRUE(check.ok) << spec << " " << to_string(kind) << " K=" << k << ": " << check.error;
+  EXPECT_EQ(check.collective_time, algorithm.collective_time);
+  return algorithm;
+}
+
+// torus2d:16x16, 64 MiB, K = 2: chunks of 128 KiB, piece 0 rows first, piece 1 columns first.
+// Phase 1 on each ring of 16: 7 hops of one chunk each way, and the antipode's chunk from one
+// side (the side alternating by position): 8 one-chunk messages end it, every link busy from 0.
+// Phase 2: each NPU's block is its ring's 16 chunks; 7 hops of 16 chunks, then 8 to the antipode
+// from each side, each message sent as its block arrives, on links the first phase has left:
+// 8 x (0.5 + 2.441) + 7 x (0.5 + 16 x 2.441) + (0.5 + 8 x 2.441) = 320.5 us (each transfer
+// rounded up to the ps: 6 ps more). The bound is 311.28 us: 255/256 x 64 MiB over 4 links.
+TEST(Bucket, TorusAllGatherTimeWorkedByHand) {
+  const double chunk = 128 * 1024;
+  const double expected =
+      8 * message_us(chunk) + 7 * message_us(16 * chunk) + message_us(8 * chunk);
+  EXPECT_NEAR(expected, 320.5, 1e-9);
+  const Algorithm ag = bucket("torus2d:16x16", CollectiveKind::kAllGather, 64 << 20, 2);
+  EXPECT_NEAR(to_micros(ag.collective_time), expected, 1e-5);
+  // Per piece each NPU sends 7 messages each way and its antipode's one in phase 1, 8 each way
+  // in phase 2.
+  EXPECT_EQ(ag.transfers().size(), 2u * 256 * (7 * 2 + 1 + 8 * 2));
+  // Reduce-Scatter is the time reversal: the same time; All-Reduce both back to back.
+  EXPECT_EQ(bucket("torus2d:16x16", CollectiveKind::kReduceScatter, 64 << 20, 2).collective_time,
+            ag.collective_time);
+}
+
+// K = 1 has one dimension order: rows, then columns, each phase on half the links.
+// ring:4 K = 1, 4 MiB: 1 MiB chunks, each block to its neighbours and the antipode's from one
+// side: 2 messages of 1 MiB = 2 x (0.5 + 19.53) us.
+TEST(Bucket, RingAndOneOrderWorkedByHand) {
+  const Algorithm ring = bucket("ring:4", CollectiveKind::kAllGather, 4 << 20, 1);
+  EXPECT_NEAR(to_micros(ring.collective_time), 2 * message_us(1 << 20), 1e-5);
+  // mesh2d:2x2 (lines of 2) at K = 1: rows then columns, 1 chunk then 2 chunks of 1 MiB.
+  const Algorithm mesh = bucket("mesh2d:2x2", CollectiveKind::kAllGather, 4 << 20, 1);
+  EXPECT_NEAR(to_micros(mesh.collective_time), message_us(1 << 20) + message_us(2 << 20), 1e-5);
+  // K = 2 spreads the halves over both orders: each link carries one message of one 512 KiB
+  // chunk, then one of two: 0.5 + 9.77 and 0.5 + 19.53 us.
+  const Algorithm both = bucket("mesh2d:2x2", CollectiveKind::kAllGather, 4 << 20, 2);
+  EXPECT_NEAR(to_micros(both.collective_time), message_us(512 * 1024) + message_us(1 << 20), 1e-5);
+}
+
+TEST(Bucket, EveryShapeAndCollectiveVerifies) {
+  for (const std::string spec : {"torus2d:3x4", "mesh2d:4x3", "torus3d:3x3x2", "mesh3d:2x3x2",
+                                 "ring:5", "ring:2", "ring:3,ring:4"})
+    for (const CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce})
+      for (const int k : {1, 2, 3, 5}) bucket(spec, kind, 3 << 20, k);
+}
+
+TEST(Bucket, SaysWhyItDoesNotApply) {
+  auto reason = [](const std::string& spec, std::vector<NpuId> members = {}) {
+    const Topology topology = make(spec);
+    const Collective c =
+        Collective::make(CollectiveKind::kAllGather, topology.npus(), 1 << 20, 1, members);
+    return baseline_inapplicable(Baseline::kBucket, topology, c).value_or("applies");
+  };
+  EXPECT_EQ(reason("torus2d:4x4"), "applies");
+  EXPECT_EQ(reason("fc:8"),
+            "bucket needs ring or line dimensions (a torus, mesh or ring); fc:8 has others");
+  EXPECT_EQ(reason("uniring:5"),
+            "bucket needs ring or line dimensions (a torus, mesh or ring); uniring:5 has others");
+  EXPECT_EQ(reason("switch:8"),
+            "bucket needs a torus, mesh or ring generator topology (such as torus2d:8x8)");
+  EXPECT_EQ(reason("torus2d:4x4", {0, 1, 2}),
+            "bucket needs every NPU of the topology in the collective");
+  const Topology ring = make("ring:4");
+  EXPECT_THROW(synthesize_baseline(Baseline::kBucket, ring,
+                                   Collective::make(CollectiveKind::kBroadcast, 4, 1 << 20, 1),
+                                   LinkModel::kTacos),
+               Error);
+}
+
+// N (N - 1) K chunk transfers (twice for All-Reduce), counted before anything is built.
+TEST(Bucket, OverTheBudgetSaysHowManyTransfers) {
+  const Topology torus = make("torus2d:32x32");
+  auto message = [&](CollectiveKind kind, int k) -> std::string {
+    try {
+      synthesize_baseline(Baseline::kBucket, torus, Collective::make(kind, 1024, 64 << 20, k),
+                          LinkModel::kTacos);
+    } catch (const BaselineOverBudget& over) {
+      return over.what();
+    }
+    return "built";
+  };
+  EXPECT_EQ(message(CollectiveKind::kAllGather, 4),
+            "4190208 chunk transfers > 2097152, the baselines' budget");
+  EXPECT_EQ(message(CollectiveKind::kAllReduce, 2),
+            "4190208 chunk transfers > 2097152, the baselines' budget");
+}
+
+// Over the portfolio's estimate (N x N x K x hops) the portfolio still tries bucket, and the K
+// search still tries K = 2 at 1,024 NPUs (1,024 x 1,023 x 2 deliveries fit the budget).
+TEST(Bucket, ThePortfolioAndTheKSearchReachItAtScale) {
+  const nlohmann::json kept = nlohmann::json::parse(
+      tacos_test::run_tacos("synthesize --topology torus2d:16x16 --collective all-gather --size "
+                            "64MiB --chunks-per-npu 2 --json")
+          .out);
+  EXPECT_EQ(kept["portfolio_winner"], "bucket");
+  EXPECT_NEAR(kept["collective_time_us"].get<double>(), 320.5, 1e-5);
+  EXPECT_GT(kept["greedy_time_us"].get<double>(), 320.5);
+  EXPECT_NE(kept["portfolio_skipped"].get<std::string>().find("tried only bucket"),
+            std::string::npos);
+  EXPECT_EQ(kept["verified"], true);
+  const nlohmann::json searched = nlohmann::json::parse(
+      tacos_test::run_tacos("synthesize --topology torus2d:32x32 --collective all-gather --size "
+                            "64MiB --chunks-per-npu auto --algorithm bucket --json")
+          .out);
+  EXPECT_EQ(searched["chunks_per_npu"], 2);
+  EXPECT_LT(searched["binding_ratio"].get<double>(), 1.06);
+}
+
+}  // namespace
+}  // namespace tacos
