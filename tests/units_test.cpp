@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
+#include <vector>
 
 #include "tacos/algorithm/verify.h"
 #include "tacos/collective/collective.h"
@@ -56,6 +58,44 @@ TEST(Units, SerializationTimeIsExactOrRoundedUp) {
   // 1 GiB at 1 GB/s is exactly one second.
   EXPECT_EQ(serialization_time(1LL << 30, 1), 1'000'000'000'000);
   EXPECT_EQ(serialization_time(131072, 50), 2'441'407);
+}
+
+// The long double rule serialization_time was written as (units.cpp): a whole picosecond when
+// within 10^-6 of one, else rounded up.
+Time long_double_serialization(Bytes bytes, double gbps) {
+  const long double exact =
+      static_cast<long double>(bytes) * 1e12L / (static_cast<long double>(gbps) * kBytesPerGB);
+  const long double nearest = std::nearbyint(exact);
+  const Time minimum = bytes > 0 ? 1 : 0;
+  if (std::fabs(exact - nearest) < 1e-6L) return std::max(minimum, static_cast<Time>(nearest));
+  return std::max(minimum, static_cast<Time>(std::ceil(exact)));
+}
+
+TEST(Units, SerializationTimeIsTheLongDoubleRuleEverywhere) {
+  // Its integer path (dyadic bandwidths) and its long double path give the rule's integer for
+  // chunk sizes of every kind (powers of two, odd byte counts, a GiB split by 3, 7 or 1,000)
+  // at datasheet bandwidths, dyadic and not.
+  const double bandwidths[] = {1,   123, 12.5, 18.75, 25,      46.5625, 50,   100,       186.25,
+                               300, 450, 900,  0.1,   1.0 / 3, 37.3,    1e-3, 123456.789};
+  std::vector<Bytes> sizes = {1,    2,    3,     7,      47477,   48147,  96294,
+                              1000, 4096, 65536, 262144, 1 << 20, 1 << 30};
+  for (const Bytes whole : {Bytes{1} << 26, Bytes{1} << 30, Bytes{64'000'000}})
+    for (const Bytes parts : {3, 7, 24, 1000, 1024 * 3, 4096 * 7})
+      for (Bytes delta = -2; delta <= 2; ++delta) sizes.push_back(whole / parts + delta);
+  // Within 10^-6 ps above a whole picosecond, which the rule keeps: 48147 B at 123 GB/s is
+  // 364556.000000093 ps, 47477 B at 46.5625 GB/s is 949614.00000041 ps.
+  EXPECT_EQ(serialization_time(48147, 123), 364'556);
+  EXPECT_EQ(serialization_time(47477, 46.5625), 949'614);
+  EXPECT_EQ(serialization_time(48147 * 2, 123), 729'112);
+  int checked = 0;
+  for (const double gbps : bandwidths)
+    for (const Bytes bytes : sizes) {
+      if (static_cast<long double>(bytes) * 1e12L / (gbps * kBytesPerGB) > 1e15L) continue;
+      EXPECT_EQ(serialization_time(bytes, gbps), long_double_serialization(bytes, gbps))
+          << bytes << " B at " << gbps << " GB/s";
+      ++checked;
+    }
+  EXPECT_GT(checked, 700);
 }
 
 TEST(Units, FormatMicros) {

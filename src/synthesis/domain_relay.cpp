@@ -122,6 +122,40 @@ class RelayPlan {
         domains_(domains),
         routes_(topology.switch_routes()) {}
 
+  // What a plan with `options` does depends on nothing else but the returned values, or
+  // nullopt where that is not worked out. Two plans with the same signature make the same
+  // schedule, so the second is not run. Worked out for All-Gather: a source's own chunks (K)
+  // are all queued at the start, to every member of its domain and to one entry per other
+  // domain, so each of those streams sends min(cap, K) chunks a message, and short_tail (own
+  // streams between domains) changes nothing unless K > 1; an entry's relayed chunks go into its
+  // own domain, capped by relay_factor; own_first ranks own against relayed streams, which only
+  // entries have (several domains). The signature is those values, per NPU pair. At K = 1 every
+  // plan over one domain is the first one, and over several the plans that differ only in
+  // message sizes of own chunks are one.
+  std::optional<std::vector<int>> signature(const Options& options) const {
+    if (broadcast() || options.short_head > 0 || options.by_position || options.any_forwarder)
+      return std::nullopt;
+    const int n = topology_.npus();
+    const int domains = static_cast<int>(domains_.members.size());
+    std::vector<int> queued(n, 0);
+    for (ChunkId c = 0; c < collective_.num_chunks(); ++c) ++queued[collective_.sources(c)[0]];
+    const bool several_own = std::any_of(queued.begin(), queued.end(), [](int k) { return k > 1; });
+    std::vector<int> values{domains > 1 && options.own_first, several_own && options.short_tail};
+    values.reserve(static_cast<std::size_t>(n) * n + 2);
+    for (NpuId u = 0; u < n; ++u)
+      for (NpuId v = 0; v < n; ++v) {
+        if (u == v) continue;
+        const auto route = routes_.route(u, v);
+        if (domains_.of[u] == domains_.of[v]) {
+          values.push_back(std::min(queued[u], cap_of(route, options.own_factor)));
+          if (domains > 1) values.push_back(cap_of(route, options.relay_factor));
+        } else if (entry_[static_cast<std::size_t>(u) * domains + domains_.of[v]] == v) {
+          values.push_back(std::min(queued[u], cap_of(route, options.network_factor)));
+        }
+      }
+    return values;
+  }
+
   // False when some entry cannot be reached through switches.
   bool prepare() {
     const int n = topology_.npus();
@@ -353,11 +387,29 @@ class RelayPlan {
                                                           : options_.relay_factor;
       streams_.push_back(
           Stream{u, v, route.front(), route.back(), own, cap_of(route, factor), 0, {}, 0});
-      port_streams_[route.front()].push_back(it->second);
     }
     Stream& stream = streams_[it->second];
+    // A stream with nothing to send is not among its port's candidates; a chunk brings it back.
+    if (stream.head == stream.queue.size())
+      port_streams_[stream.port].push_back(candidate(it->second));
     stream.queue.push_back(c);
     touched.push_back(stream.port);
+  }
+
+  // A stream with chunks to send, as its port's scan reads it: everything of its rank but the
+  // time its receiver's last port frees, which changes as other ports send (try_send).
+  struct Candidate {
+    bool later_class;    // relayed chunks go first unless own_first
+    std::uint64_t rank;  // messages sent so far (high half), then the shift (low half)
+    LinkId last;         // the route's last link, into the receiver
+    int stream;
+  };
+  Candidate candidate(int s) const {
+    const Stream& stream = streams_[s];
+    return {stream.own != options_.own_first,
+            (static_cast<std::uint64_t>(stream.sent) << 32) |
+                static_cast<std::uint64_t>(shift_of(stream.src, stream.dst)),
+            stream.last, s};
   }
 
   int cap_of(std::span<const LinkId> route, int factor) const {
@@ -378,22 +430,25 @@ class RelayPlan {
     // receiver whose last port frees first (a switch's out-port queue is time lost), then the
     // stream that sent least, then the nearest receiver round the domain from the sender: every
     // sender picking the same shift makes one port per receiver, a permutation.
-    int best = -1;
-    std::array<std::uint64_t, 4> best_key{};
-    for (const int s : port_streams_[port]) {
-      const Stream& stream = streams_[s];
-      if (stream.head == stream.queue.size()) continue;
-      const std::array<std::uint64_t, 4> key{
-          static_cast<std::uint64_t>(stream.own != options_.own_first),
-          static_cast<std::uint64_t>(port_free_[stream.last]),
-          static_cast<std::uint64_t>(stream.sent),
-          static_cast<std::uint64_t>(shift_of(stream.src, stream.dst))};
-      if (best < 0 || key < best_key) {
-        best = s;
-        best_key = key;
+    // Ties go to the stream made first, the order streams were once scanned in.
+    auto& candidates = port_streams_[port];
+    if (candidates.empty()) return;
+    std::size_t best_at = 0;
+    for (std::size_t i = 1; i < candidates.size(); ++i) {
+      const Candidate& c = candidates[i];
+      const Candidate& b = candidates[best_at];
+      if (c.later_class != b.later_class) {
+        if (c.later_class < b.later_class) best_at = i;
+        continue;
       }
+      const Time c_free = port_free_[c.last], b_free = port_free_[b.last];
+      if (c_free != b_free) {
+        if (c_free < b_free) best_at = i;
+        continue;
+      }
+      if (c.rank != b.rank ? c.rank < b.rank : c.stream < b.stream) best_at = i;
     }
-    if (best < 0) return;
+    const int best = candidates[best_at].stream;
     Stream& stream = streams_[best];
     const int available = static_cast<int>(stream.queue.size() - stream.head);
     int cap = stream.cap;
@@ -408,6 +463,12 @@ class RelayPlan {
                                           static_cast<std::size_t>(take));
     stream.head += static_cast<std::size_t>(take);
     ++stream.sent;
+    if (stream.head < stream.queue.size()) {
+      candidates[best_at] = candidate(best);
+    } else {
+      candidates[best_at] = candidates.back();
+      candidates.pop_back();
+    }
     const Bytes bytes = collective_.chunk_bytes() * take;
     const auto route = routes_.route(stream.src, stream.dst);
     Time ready = now, first_busy_end = now;
@@ -445,7 +506,7 @@ class RelayPlan {
   std::vector<int> forwarder_;  // Broadcast with any_forwarder: [chunk][domain] (forwarder())
   std::vector<Stream> streams_;
   std::unordered_map<std::uint64_t, int> stream_index_;
-  std::vector<std::vector<int>> port_streams_;
+  std::vector<std::vector<Candidate>> port_streams_;  // per port: its streams with chunks
   std::vector<Time> port_free_;
   Algorithm* algorithm_ = nullptr;
 };
@@ -476,12 +537,19 @@ std::optional<Algorithm> domain_relay(const Topology& topology, const Collective
   for (const Domains& domains : layouts) {
     RelayPlan plan(topology, collective, model, domains);
     if (!plan.prepare()) continue;
+    std::vector<std::vector<int>> signatures;  // of the plans run on this layout
     for (const Options& options : plans) {
       if ((options.by_position || options.any_forwarder) &&
           collective.kind() != CollectiveKind::kBroadcast)
         continue;
       if (options.any_forwarder && domains.members.size() < kAnyForwarderMinDomains) continue;
       many_domains = many_domains || options.any_forwarder;
+      // A plan making the same schedule as one run before cannot be faster. (Only All-Gather
+      // plans have signatures; the runner-up below is kept for Broadcast.)
+      if (std::optional<std::vector<int>> same = plan.signature(options)) {
+        if (std::find(signatures.begin(), signatures.end(), *same) != signatures.end()) continue;
+        signatures.push_back(std::move(*same));
+      }
       Algorithm algorithm = plan.run(options);
       compact(algorithm, topology, model);
       if (!best || algorithm.collective_time < best->collective_time) {

@@ -54,6 +54,10 @@ class GreedyMatcher {
 
   bool batches() const { return batch_latencies_ > 0; }
 
+  // Switch rounds of at least `links` links go port by port (kGroupedRound by default); the
+  // schedule is the same either way, which tests check by setting it to 0 and to the maximum.
+  void set_grouped_round(std::size_t links) { grouped_round_ = links; }
+
   // The message sizes batched runs try, in latencies of serialization per message (each kept
   // where faster: docs/quality.md, "Measured choices").
   static constexpr int kBatchLatencies[] = {6, 14, 28};
@@ -139,6 +143,9 @@ class GreedyMatcher {
     }
   };
   static constexpr std::size_t kParallelBatch = 2048;
+  // Switch rounds of this many links or more go port by port (match_switch_round_by_port);
+  // smaller ones are sorted whole, which costs less than grouping them.
+  static constexpr std::size_t kGroupedRound = 1024;
   enum class PickResult : std::uint8_t {
     kSends,
     kNothingToSend,  // idle until its source gets new data
@@ -156,6 +163,9 @@ class GreedyMatcher {
   // Records the transfer (one per receiver of a multicast message) and schedules its events.
   void start(const Started& started, const std::vector<ChunkId>& batch, Time now);
   void match_range(std::size_t begin, std::size_t end, Time now, MatchOutput& out);
+  // A large switch round in the order of sort_keys_ (as match_range after sorting them), by
+  // first hop: see greedy_matcher.cpp.
+  void match_switch_round_by_port(std::size_t count, Time now, MatchOutput& out);
   void prefetch_link(LinkId link) const;
   std::optional<ChunkId> find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
@@ -173,6 +183,7 @@ class GreedyMatcher {
   // batch_cap of a matcher link.
   std::int64_t batch_cap(const MatchLink& link, int latencies) const;
   std::uint64_t rounds_ = 0;  // matching rounds so far
+  std::size_t grouped_round_ = kGroupedRound;
   MatchOutput outputs_[2];
   bool keep_transfers_;
   const ProgressCallback& progress_;
@@ -222,6 +233,11 @@ class GreedyMatcher {
   std::vector<std::vector<LinkId>> idle_out_;  // per NPU, free links waiting for data
   std::vector<LinkId> queued_;
   std::vector<std::pair<std::uint64_t, LinkId>> sort_keys_;  // (dst, delay rank, random)
+  // sort_keys_ grouped by first hop (match_switch_round_by_port; direct links last), kept to
+  // reuse its storage.
+  Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_port_;
+  std::vector<std::uint32_t> round_group_;  // per link: its first hop, or the direct group
+  std::vector<std::uint32_t> group_of_;     // per entry of sort_keys_: its link's group
   // sort_keys_ grouped by destination (sort_by_destination), kept to reuse its storage.
   Groups<std::uint32_t, std::pair<std::uint64_t, LinkId>> by_destination_;
 

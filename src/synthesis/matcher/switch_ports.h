@@ -39,6 +39,19 @@ class SwitchPorts {
   // Nothing when every hop of `link` (index `id`) is free when a message started `now` gets
   // there; otherwise `id` is registered as waiting on the first busy hop.
   std::optional<Wait> wait_for_hops(LinkId id, const MatchLink& link, Time now);
+  // Every route starting on physical link `port` (an NPU's own port: no route passes it later)
+  // waits for it when it is busy past `now`: the Wait each of them would get from
+  // wait_for_hops, once. The caller registers the routes with add_waiter.
+  std::optional<Wait> wait_for_port(LinkId port, Time now) {
+    if (free_[port] <= now) return std::nullopt;
+    const Time free_at = free_[port];
+    const bool new_wake = wake_at_[port] < now || free_at < wake_at_[port];
+    if (new_wake) wake_at_[port] = free_at;
+    return Wait{port, free_at, new_wake};
+  }
+  void add_waiter(LinkId port, LinkId id) { waiters_[port].push_back(id); }
+  // Physical links (the range of first_hop).
+  std::size_t ports() const { return free_.size(); }
   // A message started `now` on `link` holds each hop from its `first_hop`-th on.
   void reserve(const MatchLink& link, Time now, int first_hop = 0) {
     for (std::int32_t h = link.hops_begin + first_hop; h < link.hops_end; ++h)
