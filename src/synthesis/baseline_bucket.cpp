@@ -11,12 +11,12 @@
 // Reduce-Scatter is the time reversal; All-Reduce both.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "all_gather_plan.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
 
@@ -27,13 +27,6 @@ struct Dimension {
   DimensionWiring wiring;
   int size;
   int stride;
-};
-
-// One All-Gather message; the Reduce-Scatter sends it reversed.
-struct BucketMessage {
-  NpuId from, to;
-  std::int64_t step;
-  std::uint32_t first, count;  // into the chunk pool
 };
 
 // Logical steps a phase along `d` takes: a ring sends to the nearer half each way (the antipode
@@ -69,16 +62,8 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
   if (const auto reason = bucket_inapplicable(topology, collective)) throw Error(*reason);
   const int n = collective.num_members();
   const int k_count = collective.chunks_per_npu();
-  // Every message goes to a neighbour and every NPU gets every chunk once per phase kind: the
-  // count is known before anything is built.
-  const double transfers = static_cast<double>(n) * (n - 1) * k_count *
-                           (collective.kind() == CollectiveKind::kAllReduce ? 2 : 1);
-  if (transfers > kBaselineTransferBudget) {
-    char text[160];
-    std::snprintf(text, sizeof text, "%.0f chunk transfers > %.0f, the baselines' budget",
-                  transfers, kBaselineTransferBudget);
-    throw BaselineOverBudget(text);
-  }
+  // Every message goes to a neighbour: the budget is known before anything is planned.
+  AllGatherPlan plan(collective);
   std::vector<Dimension> active;
   {
     int stride = 1;
@@ -94,8 +79,6 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
   int longest_phase = 0;
   for (const Dimension& d : active) longest_phase = std::max(longest_phase, phase_hops(d));
 
-  std::vector<BucketMessage> messages;
-  std::vector<ChunkId> pool;
   std::vector<ChunkId> block;
   for (int piece = 0; piece < k_count; ++piece) {
     const int rotation = piece % rotations;
@@ -120,12 +103,8 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
         const int m = d.size;
         auto npu_at = [&](int position) { return v + (position - x) * d.stride; };
         auto add = [&](int from, int to, int hop, std::span<const ChunkId> chunks) {
-          if (chunks.empty()) return;
-          const auto first = static_cast<std::uint32_t>(pool.size());
-          pool.insert(pool.end(), chunks.begin(), chunks.end());
-          messages.push_back({npu_at(from), npu_at(to),
-                              phase_base + std::int64_t{hop} * pieces_per_rotation + q, first,
-                              static_cast<std::uint32_t>(chunks.size())});
+          plan.send(npu_at(from), npu_at(to),
+                    phase_base + std::int64_t{hop} * pieces_per_rotation + q, chunks);
         };
         const std::span<const ChunkId> all(block);
         if (d.wiring == DimensionWiring::kLine) {
@@ -154,28 +133,7 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
       }
     }
   }
-  const std::int64_t end =
-      static_cast<std::int64_t>(active.size()) * longest_phase * pieces_per_rotation;
-
-  LogicalSchedule schedule(topology, timing, collective);
-  auto chunks_of = [&](const BucketMessage& m) {
-    return std::span<const ChunkId>(pool.data() + m.first, m.count);
-  };
-  auto all_gather = [&](std::int64_t base) {
-    for (const BucketMessage& m : messages)
-      schedule.send(m.from, m.to, base + m.step, chunks_of(m));
-    return base + end;
-  };
-  // The time reversal: every piece's spreading out-tree becomes an in-tree to its owner.
-  auto reduce_scatter = [&](std::int64_t base) {
-    for (const BucketMessage& m : messages)
-      schedule.send(m.to, m.from, base + end - 1 - m.step, chunks_of(m), /*reduce=*/true);
-    return base + end;
-  };
-  if (!run_phases(collective.kind(), all_gather, reduce_scatter))
-    throw Error("bucket is defined for all-gather, reduce-scatter and all-reduce, not " +
-                to_string(collective.kind()));
-  return schedule.build("bucket", model);
+  return plan.build(topology, timing, collective, "bucket", model);
 }
 
 }  // namespace tacos::detail

@@ -9,13 +9,13 @@
 // of bytes). Reduce-Scatter is the time reversal, All-Reduce both.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "all_gather_plan.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
 #include "tacos/topology/switch_routes.h"
@@ -44,12 +44,6 @@ std::optional<std::vector<std::vector<NpuId>>> find_nodes(const Topology& networ
   for (auto& [s, members] : by_switch) nodes.push_back(std::move(members));
   return nodes;
 }
-
-struct NodeMessage {
-  NpuId from, to;
-  std::int64_t step;
-  std::uint32_t first, count;  // into the chunk pool
-};
 
 }  // namespace
 
@@ -89,30 +83,17 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
   const int d_count = static_cast<int>(nodes.size());
   const int g_count = static_cast<int>(nodes.front().size());
   const int k_count = collective.chunks_per_npu();
-  // Every NPU gets every other NPU's chunks once per phase: N (N - 1) K chunk transfers (the
-  // planned view joins every pair on a switch route by one link).
-  const double n = collective.num_members();
-  const double transfers =
-      n * (n - 1) * k_count * (collective.kind() == CollectiveKind::kAllReduce ? 2 : 1);
-  if (transfers > kBaselineTransferBudget) {
-    char text[160];
-    std::snprintf(text, sizeof text, "%.0f chunk transfers > %.0f, the baselines' budget",
-                  transfers, kBaselineTransferBudget);
-    throw BaselineOverBudget(text);
-  }
+  // The planned view joins every pair on a switch route by one link: every message is one hop,
+  // and the budget is known before anything is planned.
+  AllGatherPlan plan(collective);
 
-  std::vector<NodeMessage> messages;
-  std::vector<ChunkId> pool;
   auto add = [&](NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks) {
-    const auto first = static_cast<std::uint32_t>(pool.size());
-    pool.insert(pool.end(), chunks.begin(), chunks.end());
-    messages.push_back({from, to, step, first, static_cast<std::uint32_t>(chunks.size())});
+    plan.send(from, to, step, chunks);
   };
   std::vector<ChunkId> block;
   std::vector<ChunkId> part;
   // Steps: the node gathers at k; the block of the t-th destination leaves at K + t K + k and
   // is handed on one step later (pieces interleaved, so a NIC streams piece after piece).
-  std::int64_t end = 0;
   for (int k = 0; k < k_count; ++k)
     for (int m = 0; m < d_count; ++m) {
       block.clear();
@@ -139,30 +120,11 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
           add(nodes[m][r], receiver, step, part);
           for (int b = 0; b < g_count; ++b)
             if (b != r) add(receiver, nodes[n_index][b], step + 1, part);
-          end = std::max(end, step + 2);
           ++t;
         }
       }
     }
-  end = std::max<std::int64_t>(end, k_count);
-
-  LogicalSchedule schedule(topology, timing, collective);
-  auto chunks_of = [&](const NodeMessage& m) {
-    return std::span<const ChunkId>(pool.data() + m.first, m.count);
-  };
-  auto all_gather = [&](std::int64_t base) {
-    for (const NodeMessage& m : messages) schedule.send(m.from, m.to, base + m.step, chunks_of(m));
-    return base + end;
-  };
-  auto reduce_scatter = [&](std::int64_t base) {
-    for (const NodeMessage& m : messages)
-      schedule.send(m.to, m.from, base + end - 1 - m.step, chunks_of(m), /*reduce=*/true);
-    return base + end;
-  };
-  if (!run_phases(collective.kind(), all_gather, reduce_scatter))
-    throw Error("node-direct is defined for all-gather, reduce-scatter and all-reduce, not " +
-                to_string(collective.kind()));
-  return schedule.build("node-direct", model);
+  return plan.build(topology, timing, collective, "node-direct", model);
 }
 
 }  // namespace tacos::detail

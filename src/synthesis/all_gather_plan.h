@@ -1,0 +1,40 @@
+#pragma once
+// An All-Gather plan whose Reduce-Scatter is its time reversal, for the baselines whose every
+// message goes to a neighbour (or over one switch route) and whose every NPU gets every other
+// NPU's chunks once: bucket and node-direct. The plan is collected once; build() turns it into
+// the requested collective (All-Reduce: the Reduce-Scatter, then the All-Gather).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tacos/synthesis/baselines.h"
+
+namespace tacos::detail {
+
+class AllGatherPlan {
+ public:
+  // Throws BaselineOverBudget when N (N - 1) K chunk transfers (twice for All-Reduce) are over
+  // kBaselineTransferBudget, before anything is planned.
+  explicit AllGatherPlan(const Collective& collective);
+
+  // One All-Gather message at logical step `step` (dependencies at smaller steps).
+  void send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks);
+
+  // The collective's schedule, routed and compacted; Error for collectives other than
+  // All-Gather, Reduce-Scatter and All-Reduce.
+  Algorithm build(const Topology& topology, const Topology& timing, const Collective& collective,
+                  const std::string& name, LinkModel model) const;
+
+ private:
+  struct Message {
+    NpuId from, to;
+    std::int64_t step;
+    std::uint32_t first, count;  // into pool_
+  };
+  std::vector<Message> messages_;
+  std::vector<ChunkId> pool_;
+  std::int64_t end_ = 0;  // one past the last step
+};
+
+}  // namespace tacos::detail
