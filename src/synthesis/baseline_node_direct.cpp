@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "all_gather_plan.h"
@@ -45,20 +46,21 @@ std::optional<std::vector<std::vector<NpuId>>> find_nodes(const Topology& networ
   return nodes;
 }
 
-}  // namespace
+using Nodes = std::vector<std::vector<NpuId>>;
 
-std::optional<std::string> node_direct_inapplicable(const Topology& network,
-                                                    const Collective& collective) {
+// The nodes node-direct runs over, or why it cannot run on `network`.
+std::variant<Nodes, std::string> pod_nodes(const Topology& network, const Collective& collective) {
   if (collective.num_members() != network.npus())
-    return "node-direct needs every NPU of the topology in the collective";
+    return std::string("node-direct needs every NPU of the topology in the collective");
   if (network.switches() == 0)
-    return "node-direct needs nodes on switches (a DGX or NVL pod such as dgx-h100:4)";
-  const auto nodes = find_nodes(network);
+    return std::string("node-direct needs nodes on switches (a DGX or NVL pod such as dgx-h100:4)");
+  auto nodes = find_nodes(network);
   if (!nodes || nodes->size() < 2)
-    return "node-direct needs two or more nodes: NPUs whose fastest link goes to one switch";
+    return std::string(
+        "node-direct needs two or more nodes: NPUs whose fastest link goes to one switch");
   for (const auto& node : *nodes)
     if (node.size() != nodes->front().size() || node.size() < 2)
-      return "node-direct needs nodes of the same number of NPUs, two or more";
+      return std::string("node-direct needs nodes of the same number of NPUs, two or more");
   const SwitchRoutes& routes = network.switch_routes();
   const std::size_t per_node = nodes->front().size();
   for (std::size_t r = 0; r < per_node; ++r)
@@ -73,13 +75,23 @@ std::optional<std::string> node_direct_inapplicable(const Topology& network,
         if (a != b && routes.route(a, b).empty())
           return "node-direct: NPU " + std::to_string(a) + " cannot reach NPU " +
                  std::to_string(b) + " of its node through switches";
+  return std::move(*nodes);
+}
+
+}  // namespace
+
+std::optional<std::string> node_direct_inapplicable(const Topology& network,
+                                                    const Collective& collective) {
+  auto nodes = pod_nodes(network, collective);
+  if (auto* reason = std::get_if<std::string>(&nodes)) return std::move(*reason);
   return std::nullopt;
 }
 
 Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
                                const Collective& collective, LinkModel model) {
-  if (const auto reason = node_direct_inapplicable(timing, collective)) throw Error(*reason);
-  const std::vector<std::vector<NpuId>> nodes = *find_nodes(timing);
+  auto found = pod_nodes(timing, collective);
+  if (auto* reason = std::get_if<std::string>(&found)) throw Error(*reason);
+  const Nodes& nodes = std::get<Nodes>(found);
   const int d_count = static_cast<int>(nodes.size());
   const int g_count = static_cast<int>(nodes.front().size());
   const int k_count = collective.chunks_per_npu();
@@ -87,9 +99,6 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
   // and the budget is known before anything is planned.
   AllGatherPlan plan(collective);
 
-  auto add = [&](NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks) {
-    plan.send(from, to, step, chunks);
-  };
   std::vector<ChunkId> block;
   std::vector<ChunkId> part;
   // Steps: the node gathers at k; the block of the t-th destination leaves at K + t K + k and
@@ -100,7 +109,8 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
       for (NpuId owner : nodes[m]) block.push_back(static_cast<ChunkId>(owner * k_count + k));
       for (int a = 0; a < g_count; ++a)
         for (int b = 0; b < g_count; ++b)
-          if (a != b) add(nodes[m][a], nodes[m][b], k, std::span<const ChunkId>(&block[a], 1));
+          if (a != b)
+            plan.send(nodes[m][a], nodes[m][b], k, std::span<const ChunkId>(&block[a], 1));
       // The block for node m + s (its G shards) goes over the rails as slot (s, j) of the
       // sequence s = 1 .. D-1, j = 0 .. G-1, cut into G runs of D - 1 slots, run r on rail r:
       // every NIC sends and receives D - 1 shards, whole blocks where D - 1 >= G, a block over
@@ -117,9 +127,9 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
           const int n_index = (m + s) % d_count;
           const std::int64_t step = k_count + std::int64_t{t} * k_count + k;
           const NpuId receiver = nodes[n_index][r];
-          add(nodes[m][r], receiver, step, part);
+          plan.send(nodes[m][r], receiver, step, part);
           for (int b = 0; b < g_count; ++b)
-            if (b != r) add(receiver, nodes[n_index][b], step + 1, part);
+            if (b != r) plan.send(receiver, nodes[n_index][b], step + 1, part);
           ++t;
         }
       }
