@@ -446,8 +446,12 @@ def _client(scheduler, workers):
     try:
         # Workers' warnings (an event loop unresponsive for seconds on a busy machine) are not
         # the sweep's news: the sweep reports its own errors per row.
+        # The scheduler starts its HTTP server (health, metrics) even without a dashboard, on
+        # port 8787 unless told otherwise; a free port keeps two sweeps (or a sweep beside a
+        # user's own cluster) from colliding and Dask from warning about it.
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.ERROR,
+                               scheduler_kwargs={"dashboard": False})
         client = Client(cluster)
         client.register_worker_plugin(IgnoreCtrlC())  # workers restarted later, too
     finally:

@@ -47,7 +47,8 @@ def test_killing_a_worker_mid_sweep_loses_no_configuration(tmp_path):
     configs = load_sweep(sweep)
     out = tmp_path / "results.csv"
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0",
+                                       scheduler_kwargs={"dashboard": False})
     client = distributed.Client(cluster)
     try:
         pids = client.run(os.getpid)
@@ -165,3 +166,28 @@ def test_sweep_on_a_hand_started_scheduler_and_two_workers_gives_the_same_csv(tm
     assert done.returncode == 0, done.stderr
     assert sorted_stable(read_csv(remote)) == sorted_stable(read_csv(local))
     assert len(read_csv(remote)) == 24
+
+
+def test_a_sweep_beside_a_cluster_on_port_8787_prints_only_its_own_lines(tmp_path):
+    """Dask's default HTTP port held by someone else (a user's cluster, a parallel test) must
+    neither move the sweep's output nor fail it: CI once failed on Dask's port warning."""
+    import socket
+
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        try:
+            holder.bind(("0.0.0.0", 8787))
+            holder.listen(1)
+        except OSError:
+            pass  # already held by another process: the case under test all the same
+        sweep = write_sweep(tmp_path, SMALL_SWEEP)
+        configs = load_sweep(sweep)
+        out = tmp_path / "results.csv"
+        done = run_sweep_cli(sweep, "--out", out, "--workers", "1")
+    finally:
+        holder.close()
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[0] == (f"tacos.sweep: {len(configs)} configurations, 0 already in {out}, "
+                        f"running {len(configs)}"), done.stderr
+    assert not any("already in use" in line or "Warning" in line for line in lines), done.stderr
