@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_support.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/synthesis/baselines.h"
 #include "tacos/topology/generators.h"
 #include "test_printers.h"
-#include "cli_support.h"
 
 namespace tacos {
 namespace {
@@ -134,6 +134,15 @@ TEST(Bucket, ThePortfolioAndTheKSearchReachItAtScale) {
   EXPECT_NE(kept["portfolio_skipped"].get<std::string>().find("tried only bucket"),
             std::string::npos);
   EXPECT_EQ(kept["verified"], true);
+  // The summary names the baseline that won, not the greedy.
+  const tacos_test::RunResult text = tacos_test::run_tacos(
+      "synthesize --topology torus2d:16x16 --collective all-gather --size 64MiB "
+      "--chunks-per-npu 2");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("tried only bucket"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("): bucket's schedule (the TACOS greedy alone: "), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("the TACOS greedy's schedule"), std::string::npos) << text.out;
   const nlohmann::json searched = nlohmann::json::parse(
       tacos_test::run_tacos("synthesize --topology torus2d:32x32 --collective all-gather --size "
                             "64MiB --chunks-per-npu auto --algorithm bucket --json")

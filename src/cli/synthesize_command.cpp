@@ -54,9 +54,17 @@ struct SynthesizeCommand {
     if (!run.auto_stopped.empty()) std::printf("  chunks search    %s\n", run.auto_stopped.c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
     if (algorithm == "tacos") {
-      if (!run.portfolio_skipped.empty())
+      // Over its budget the portfolio still tries a few baselines (portfolio_skipped says
+      // which), and one of them can win.
+      const bool greedy_won = run.portfolio_winner.empty() || run.portfolio_winner == "tacos";
+      if (!run.portfolio_skipped.empty() && greedy_won)
         std::printf("  portfolio        not run (%s): the TACOS greedy's schedule\n",
                     run.portfolio_skipped.c_str());
+      else if (!run.portfolio_skipped.empty())
+        std::printf(
+            "  portfolio        not run (%s): %s's schedule (the TACOS greedy alone: %s us)\n",
+            run.portfolio_skipped.c_str(), run.portfolio_winner.c_str(),
+            format_micros(run.greedy_time).c_str());
       else if (run.portfolio_winner == "tacos")
         std::printf("  portfolio        the TACOS greedy's schedule (no baseline is faster)\n");
       else
