@@ -2,7 +2,8 @@
 // An All-Gather plan whose Reduce-Scatter is its time reversal, for the baselines whose every
 // message goes to a neighbour (or over one switch route) and whose every NPU gets every other
 // NPU's chunks once: bucket and node-direct. The plan is collected once; build() turns it into
-// the requested collective (All-Reduce: the Reduce-Scatter, then the All-Gather).
+// the requested collective (All-Reduce: the Reduce-Scatter, then the All-Gather), for the
+// reductions the faster of two timings (build_by_steps, build_time_reversed).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -27,6 +28,16 @@ class AllGatherPlan {
                   const std::string& name, LinkModel model) const;
 
  private:
+  // The messages in step order, reversed for Reduce-Scatter; each port keeps the steps' order.
+  Algorithm build_by_steps(const Topology& topology, const Topology& timing,
+                           const Collective& collective, const std::string& name,
+                           LinkModel model) const;
+  // Reduce-Scatter as the All-Gather's timed schedule on the transposed topology, run backwards;
+  // All-Reduce as that Reduce-Scatter, then the All-Gather.
+  Algorithm build_time_reversed(const Topology& topology, const Topology& timing,
+                                const Collective& collective, const std::string& name,
+                                LinkModel model) const;
+
   struct Message {
     NpuId from, to;
     std::int64_t step;
