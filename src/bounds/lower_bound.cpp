@@ -12,6 +12,7 @@
 
 #include "cut_bound.h"
 #include "device_groups.h"
+#include "npu_symmetry.h"
 #include "store_and_forward_bound.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -153,13 +154,28 @@ std::vector<int> hops_from(const Topology& t, DeviceId source) {
 // Copy collectives: a destination lacking the chunk hears from its nearest source. Reductions:
 // every contribution must reach the destination, so the farthest contributor counts. One
 // shortest-path tree per distinct source (or destination, whichever side is single).
-Time latency_bound_ps(const Topology& t, const Collective& c) {
+Time latency_bound_ps(const Topology& t, const Collective& c, bool all_alike) {
   Latencies latency(t);
   const bool reduction = is_reduction(c.kind());
   auto unreachable = [](NpuId from, NpuId to) {
     return Error("bound: NPU " + std::to_string(to) + " cannot be reached from NPU " +
                  std::to_string(from));
   };
+  // Every NPU alike and in the collective: All-Gather's farthest destination, All-Reduce's
+  // farthest pair and Reduce-Scatter's farthest contributor are the same from every NPU.
+  const CollectiveKind kind = c.kind();
+  if (all_alike && c.num_members() == t.npus() &&
+      (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllReduce ||
+       kind == CollectiveKind::kReduceScatter)) {
+    const bool into = kind == CollectiveKind::kReduceScatter;
+    const std::vector<Time>& dist = into ? latency.to(0) : latency.from(0);
+    Time bound = 0;
+    for (NpuId v = 1; v < t.npus(); ++v) {
+      if (dist[v] == kUnreachable) throw into ? unreachable(v, 0) : unreachable(0, v);
+      bound = std::max(bound, dist[v]);
+    }
+    return bound;
+  }
   // Chunks with the same sources and destinations (the K pieces of one share) are adjacent
   // and share their spans: skip the repeats.
   std::span<const NpuId> last_sources, last_dests;
@@ -406,7 +422,7 @@ BandwidthBound all_to_all_bound(const Topology& t, const Collective& c) {
   return out;
 }
 
-BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
+BandwidthBound bandwidth_bound(const Topology& t, const Collective& c, bool all_alike) {
   const CollectiveKind kind = c.kind();
   const std::vector<NpuId>& members = c.members();
   const int d = t.devices();
@@ -432,6 +448,10 @@ BandwidthBound bandwidth_bound(const Topology& t, const Collective& c) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
       for (NpuId m : members) weight[m] = per_member;
+      // With every NPU alike and a member, a shift maps the best set containing any NPU onto
+      // one containing the first with the same ratio: one anchor finds the maximum.
+      if (all_alike && c.num_members() == t.npus())
+        return exact_cut(kind == CollectiveKind::kReduceScatter, {members.front()});
       return exact_cut(kind == CollectiveKind::kReduceScatter, members);
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
@@ -491,8 +511,9 @@ LowerBound compute_lower_bound(const Topology& topology_with_switches,
                 " NPUs but the topology has " + std::to_string(t.npus()));
   LowerBound result;
   // Latency first: it also reports an unreachable destination with a clear message.
-  result.latency_bound_us = to_micros(latency_bound_ps(t, collective));
-  const BandwidthBound bw = bandwidth_bound(t, collective);
+  const bool all_alike = bounds_detail::npus_are_all_alike(t);
+  result.latency_bound_us = to_micros(latency_bound_ps(t, collective, all_alike));
+  const BandwidthBound bw = bandwidth_bound(t, collective, all_alike);
   result.bandwidth_bound_us = bw.seconds * 1e6;
   result.method = bw.method;
   result.bandwidth_bound_exact = bw.exact;
