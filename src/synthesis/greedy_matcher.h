@@ -167,6 +167,8 @@ class GreedyMatcher {
   // first hop: see greedy_matcher.cpp.
   void match_switch_round_by_port(std::size_t count, Time now, MatchOutput& out);
   void prefetch_link(LinkId link) const;
+  // The words of has_ that pick(link) will test first: its window's and the next log entries'.
+  void prefetch_receiver(LinkId link);
   std::optional<ChunkId> find_replacement(const Flight& flight, Time now);
   Time remaining_distance(NpuId npu, ChunkId chunk) const;
 
