@@ -112,7 +112,8 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
     const auto& messages = rails.messages[static_cast<std::size_t>(r)];
     if (rails.rebalanced) {
       for (int m = 0; m < d_count; ++m) rail[static_cast<std::size_t>(m)] = nodes[m][r];
-      order[r] = balanced_rail_rounds(timing, rail, messages);
+      order[r] = balanced_rail_rounds(timing, rail, messages, g_count, collective.chunk_bytes(),
+                                      k_count, model);
     } else {
       for (const auto& sent : messages) {
         order[r].emplace_back(sent.size());

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tacos/common/units.h"
 #include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 
 std::vector<std::vector<int>> balanced_rail_rounds(
     const Topology& network, std::span<const NpuId> rail,
-    const std::vector<std::vector<RailMessage>>& messages) {
+    const std::vector<std::vector<RailMessage>>& messages, int whole_block, Bytes shard_bytes,
+    int pieces, LinkModel model) {
   const int d = static_cast<int>(rail.size());
   const int rounds = static_cast<int>(messages.front().size());
   const SwitchRoutes& routes = network.switch_routes();
@@ -18,17 +20,22 @@ std::vector<std::vector<int>> balanced_rail_rounds(
   };
   auto route = [&](int m, int i) { return routes.route(rail[m], rail[receiver(m, i)]); };
 
-  // A link's room: how many messages at the route's slowest rate (the NIC's) it carries at once.
-  std::vector<int> room(static_cast<std::size_t>(network.num_links()), 0);
+  // What a message keeps each link of its route busy for, and a round's time: what a whole
+  // block keeps the NIC busy for. By the end of round t a link may have been busy until t + 1
+  // rounds' time (slack: that many whole blocks more).
+  auto cost = [&](LinkId l, int shards) {
+    const Link& link = network.link(l);
+    return pieces * link_busy_time(model, link.latency_ps,
+                                   serialization_time(shards * shard_bytes, link.bandwidth_gbps));
+  };
+  auto shards_of = [&](int m, int i) {
+    const RailMessage& message = messages[static_cast<std::size_t>(m)][static_cast<std::size_t>(i)];
+    return message.last - message.first;
+  };
+  Time round_time = 0;
   for (int m = 0; m < d; ++m)
-    for (int i = 0; i < rounds; ++i) {
-      const auto links = route(m, i);
-      double rate = network.link(links.front()).bandwidth_gbps;
-      for (LinkId l : links) rate = std::min(rate, network.link(l).bandwidth_gbps);
-      for (LinkId l : links)
-        if (room[l] == 0)
-          room[l] = std::max(1, static_cast<int>(network.link(l).bandwidth_gbps / rate + 1e-9));
-    }
+    for (int i = 0; i < rounds; ++i)
+      round_time = std::max(round_time, cost(route(m, i).front(), whole_block));
 
   std::vector<std::vector<int>> remaining(static_cast<std::size_t>(d));
   for (auto& left : remaining) {
@@ -36,17 +43,21 @@ std::vector<std::vector<int>> balanced_rail_rounds(
     std::iota(left.begin(), left.end(), 0);
   }
   std::vector<std::vector<int>> order(static_cast<std::size_t>(d));
-  std::vector<int> load(room.size(), 0);
+  std::vector<Time> used(static_cast<std::size_t>(network.num_links()), 0);
   std::vector<int> chosen(static_cast<std::size_t>(d));  // sender -> index i, -1: none yet
   std::vector<int> holder(static_cast<std::size_t>(d));  // receiver -> its sender, -1: none yet
   std::vector<int> seen(static_cast<std::size_t>(d), -1);
   int stamp = 0;
+  int round = 0;
   auto add = [&](int m, int i, int delta) {
-    for (LinkId l : route(m, i)) load[l] += delta;
+    const int shards = shards_of(m, i);
+    for (LinkId l : route(m, i)) used[l] += delta * cost(l, shards);
   };
   auto fits = [&](int m, int i, int slack) {
+    const int shards = shards_of(m, i);
     for (LinkId l : route(m, i))
-      if (load[l] + 1 > room[l] + slack) return false;
+      if (used[l] + cost(l, shards) > (round + 1) * round_time + slack * cost(l, whole_block))
+        return false;
     return true;
   };
   // Kuhn's augmenting path from sender m; a message joins only where its links have room
@@ -70,6 +81,9 @@ std::vector<std::vector<int>> balanced_rail_rounds(
     return false;
   };
   for (int t = 0; t < rounds; ++t) {
+    round = t;
+    // Time a link left idle is lost, not saved up: its queue is what it still owes.
+    for (Time& busy : used) busy = std::max(busy, t * round_time);
     std::fill(chosen.begin(), chosen.end(), -1);
     std::fill(holder.begin(), holder.end(), -1);
     int matched = 0;
@@ -93,7 +107,6 @@ std::vector<std::vector<int>> balanced_rail_rounds(
       left.erase(std::find(left.begin(), left.end(), chosen[m]));
       order[static_cast<std::size_t>(m)].push_back(chosen[m]);
     }
-    for (int m = 0; m < d; ++m) add(m, chosen[m], -1);
   }
   return order;
 }

@@ -3,13 +3,16 @@
 // baseline_node_direct.cpp). Switch routes are fixed per NPU pair (a hash picks the spine, as
 // ECMP does), so which pairs talk at the same time decides how many messages share a leaf's
 // uplink or a spine's downlink. Each round is a perfect matching of the rail's senders to
-// receivers (Kuhn's augmenting paths) in which, where possible, no switch link carries more
-// messages than its bandwidth has room for at the senders' rate (a 100 GB/s leaf uplink: two
-// 50 GB/s NICs' messages); where not, the fewest over.
+// receivers (Kuhn's augmenting paths) that, where possible, keeps every link within a round's
+// time: the time a NIC takes for a whole block. A link carries over what it could not send in
+// earlier rounds (its queue) but not what it left idle, so a 100 GB/s leaf uplink takes two
+// 50 GB/s NICs' blocks in one round and one in the next (each message pays its latency). Where
+// no matching fits, the fewest whole blocks over.
 #include <span>
 #include <vector>
 
 #include "node_direct_rails.h"
+#include "tacos/common/link_model.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos::detail {
@@ -17,10 +20,12 @@ namespace tacos::detail {
 // `rail[m]`: node m's NPU on the rail; `messages[m]`: what node m sends on it, every node
 // sending and receiving the same number of messages, at most one per node pair. Returns, per
 // node m, the indices into messages[m] in the order m sends them: in round t every node sends
-// its t-th message and every node receives exactly one. Deterministic; about D^2 x messages
-// route checks per round.
+// its t-th message and every node receives exactly one. A message of c shards is `pieces`
+// messages of c x shard_bytes on each link; a whole block is `whole_block` shards.
+// Deterministic; about D^2 x messages route checks per round.
 std::vector<std::vector<int>> balanced_rail_rounds(
     const Topology& network, std::span<const NpuId> rail,
-    const std::vector<std::vector<RailMessage>>& messages);
+    const std::vector<std::vector<RailMessage>>& messages, int whole_block, Bytes shard_bytes,
+    int pieces, LinkModel model);
 
 }  // namespace tacos::detail
