@@ -104,8 +104,13 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
 
   // Which NIC sends which node pair (node_direct_rails.h), and in which order: the layout's
   // where no link joins switches, else rounds that keep the spines' links within their
-  // bandwidth (node_direct_rounds.h).
-  const RailPlan rails = node_direct_rails(timing, nodes, collective.chunk_bytes(), k_count, model);
+  // bandwidth (node_direct_rounds.h). Reduce-Scatter's partial sums take the routes back;
+  // All-Reduce's pairs are spread for both phases and its rounds made for the All-Gather.
+  NodeDirectPhases phases;
+  phases.copies = collective.kind() != CollectiveKind::kReduceScatter;
+  phases.reductions = collective.kind() != CollectiveKind::kAllGather;
+  const RailPlan rails =
+      node_direct_rails(timing, nodes, collective.chunk_bytes(), k_count, model, phases);
   std::vector<std::vector<std::vector<int>>> order(static_cast<std::size_t>(g_count));
   std::vector<NpuId> rail(static_cast<std::size_t>(d_count));
   for (int r = 0; r < g_count; ++r) {
@@ -113,7 +118,7 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
     if (rails.rebalanced) {
       for (int m = 0; m < d_count; ++m) rail[static_cast<std::size_t>(m)] = nodes[m][r];
       order[r] = balanced_rail_rounds(timing, rail, messages, g_count, collective.chunk_bytes(),
-                                      k_count, model);
+                                      k_count, model, !phases.copies);
     } else {
       for (const auto& sent : messages) {
         order[r].emplace_back(sent.size());

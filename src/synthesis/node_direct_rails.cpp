@@ -12,6 +12,8 @@ namespace {
 
 // Links between switches one route may cross (leaf -> spine -> leaf: 2) for the rebalancing.
 constexpr int kMaxSpineHops = 4;
+// Per pair: the links of the copy from m to n, then those of the partial sums from n to m.
+constexpr int kSlots = 2 * kMaxSpineHops;
 
 // Shards first .. last - 1 of a block on `rail`.
 struct Part {
@@ -22,7 +24,7 @@ struct Part {
 class SpineLoads {
  public:
   SpineLoads(const Topology& network, const std::vector<std::vector<NpuId>>& nodes,
-             Bytes shard_bytes, int pieces, LinkModel model)
+             Bytes shard_bytes, int pieces, LinkModel model, NodeDirectPhases phases)
       : d_(static_cast<int>(nodes.size())), g_(static_cast<int>(nodes.front().size())) {
     std::vector<int> dense(static_cast<std::size_t>(network.num_links()), -1);
     std::vector<LinkId> links;
@@ -32,6 +34,7 @@ class SpineLoads {
         links.push_back(l);
       }
     if (links.empty()) return;
+    spine_links_ = static_cast<int>(links.size());
     // busy_[i * (G + 1) + c]: nanoseconds link i is busy for the messages of c shards of a pair.
     busy_.assign(links.size() * static_cast<std::size_t>(g_ + 1), 0);
     for (std::size_t i = 0; i < links.size(); ++i) {
@@ -44,20 +47,29 @@ class SpineLoads {
             kPicosPerNano;
     }
     const SwitchRoutes& routes = network.switch_routes();
-    hops_.assign(static_cast<std::size_t>(g_) * d_ * d_ * kMaxSpineHops, -1);
+    hops_.assign(static_cast<std::size_t>(g_) * d_ * d_ * kSlots, -1);
+    // The two phases run at different times: each link counts once per phase (the partial
+    // sums' links numbered after the copies').
+    auto collect = [&](NpuId from, NpuId to, int* out, int offset) {
+      int count = 0;
+      for (LinkId l : routes.route(from, to))
+        if (dense[l] >= 0) {
+          if (count == kMaxSpineHops) return false;
+          out[count++] = dense[l] + offset;
+        }
+      return true;
+    };
     for (int r = 0; r < g_; ++r)
       for (int m = 0; m < d_; ++m)
         for (int n = 0; n < d_; ++n) {
           if (m == n) continue;
           int* out = &hops_[index(r, m, n)];
-          int count = 0;
-          for (LinkId l : routes.route(nodes[m][r], nodes[n][r]))
-            if (dense[l] >= 0) {
-              if (count == kMaxSpineHops) return;  // deeper fabrics: left as laid out
-              out[count++] = dense[l];
-            }
+          int* back = out + kMaxSpineHops;
+          // Deeper fabrics are left as laid out.
+          if (phases.copies && !collect(nodes[m][r], nodes[n][r], out, 0)) return;
+          if (phases.reductions && !collect(nodes[n][r], nodes[m][r], back, spine_links_)) return;
         }
-    load_.assign(links.size(), 0);
+    load_.assign(links.size() * 2, 0);
     usable_ = true;
   }
 
@@ -67,27 +79,29 @@ class SpineLoads {
   std::int64_t squares() const { return squares_; }
   bool crosses(int rail, int m, int n, int link) const {
     const int* hops = &hops_[index(rail, m, n)];
-    return std::find(hops, hops + kMaxSpineHops, link) != hops + kMaxSpineHops;
+    return std::find(hops, hops + kSlots, link) != hops + kSlots;
   }
   // Adds (sign 1) or removes (-1) the messages of `shards` shards from m to n on `rail`.
   void place(int rail, int m, int n, int shards, int sign) {
     const int* hops = &hops_[index(rail, m, n)];
-    for (int h = 0; h < kMaxSpineHops && hops[h] >= 0; ++h) {
+    for (int h = 0; h < kSlots; ++h) {
+      if (hops[h] < 0) continue;
       std::int64_t& load = load_[static_cast<std::size_t>(hops[h])];
       const std::int64_t before = load;
-      load += sign * busy_[static_cast<std::size_t>(hops[h]) * (g_ + 1) + shards];
+      load += sign * busy_[static_cast<std::size_t>(hops[h] % spine_links_) * (g_ + 1) + shards];
       squares_ += load * load - before * before;
     }
   }
 
  private:
   std::size_t index(int rail, int m, int n) const {
-    return ((static_cast<std::size_t>(rail) * d_ + m) * d_ + n) * kMaxSpineHops;
+    return ((static_cast<std::size_t>(rail) * d_ + m) * d_ + n) * kSlots;
   }
   int d_, g_;
+  int spine_links_ = 0;
   bool usable_ = false;
   std::vector<std::int64_t> busy_;
-  std::vector<int> hops_;  // per (rail, sender, receiver): up to kMaxSpineHops links, -1 after
+  std::vector<int> hops_;  // per (rail, sender, receiver): kSlots links, -1 where none
   std::vector<std::int64_t> load_;
   std::int64_t squares_ = 0;
 };
@@ -95,7 +109,8 @@ class SpineLoads {
 }  // namespace
 
 RailPlan node_direct_rails(const Topology& network, const std::vector<std::vector<NpuId>>& nodes,
-                           Bytes shard_bytes, int pieces, LinkModel model) {
+                           Bytes shard_bytes, int pieces, LinkModel model,
+                           NodeDirectPhases phases) {
   const int d = static_cast<int>(nodes.size());
   const int g = static_cast<int>(nodes.front().size());
   // parts[s]: the layout's parts of the block to node m + s.
@@ -119,7 +134,7 @@ RailPlan node_direct_rails(const Topology& network, const std::vector<std::vecto
   auto rail = [&](int m, int n) -> int& { return rail_of[static_cast<std::size_t>(m) * d + n]; };
 
   RailPlan plan;
-  SpineLoads loads(network, nodes, shard_bytes, pieces, model);
+  SpineLoads loads(network, nodes, shard_bytes, pieces, model, phases);
   if (loads.usable()) {
     for (int m = 0; m < d; ++m)
       for (int s = 1; s < d; ++s)

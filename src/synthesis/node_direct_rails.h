@@ -34,9 +34,17 @@ struct RailPlan {
   bool rebalanced = false;  // pairs changed rails (there are links between switches)
 };
 
+// Which messages the plan becomes: All-Gather copies node m's block to node n over the route
+// from m to n; Reduce-Scatter sends the partial sums back over the route from n to m, which
+// the hash may take through another spine; All-Reduce does both, one after the other.
+struct NodeDirectPhases {
+  bool copies = true;
+  bool reductions = false;
+};
+
 // `nodes[m][r]`: node m's NPU on rail r (D nodes of G NPUs). A message of c shards is
 // `pieces` messages of c x shard_bytes on each link. Deterministic.
 RailPlan node_direct_rails(const Topology& network, const std::vector<std::vector<NpuId>>& nodes,
-                           Bytes shard_bytes, int pieces, LinkModel model);
+                           Bytes shard_bytes, int pieces, LinkModel model, NodeDirectPhases phases);
 
 }  // namespace tacos::detail

@@ -11,14 +11,18 @@ namespace tacos::detail {
 std::vector<std::vector<int>> balanced_rail_rounds(
     const Topology& network, std::span<const NpuId> rail,
     const std::vector<std::vector<RailMessage>>& messages, int whole_block, Bytes shard_bytes,
-    int pieces, LinkModel model) {
+    int pieces, LinkModel model, bool reductions) {
   const int d = static_cast<int>(rail.size());
   const int rounds = static_cast<int>(messages.front().size());
   const SwitchRoutes& routes = network.switch_routes();
   auto receiver = [&](int m, int i) {
     return messages[static_cast<std::size_t>(m)][static_cast<std::size_t>(i)].to;
   };
-  auto route = [&](int m, int i) { return routes.route(rail[m], rail[receiver(m, i)]); };
+  // Partial sums go from the receiver back to the sender, in the reverse order of rounds.
+  auto route = [&](int m, int i) {
+    return reductions ? routes.route(rail[receiver(m, i)], rail[m])
+                      : routes.route(rail[m], rail[receiver(m, i)]);
+  };
 
   // What a message keeps each link of its route busy for, and a round's time: what a whole
   // block keeps the NIC busy for. By the end of round t a link may have been busy until t + 1
@@ -108,6 +112,8 @@ std::vector<std::vector<int>> balanced_rail_rounds(
       order[static_cast<std::size_t>(m)].push_back(chosen[m]);
     }
   }
+  if (reductions)
+    for (auto& sequence : order) std::reverse(sequence.begin(), sequence.end());
   return order;
 }
 

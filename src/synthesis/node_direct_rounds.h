@@ -22,10 +22,12 @@ namespace tacos::detail {
 // node m, the indices into messages[m] in the order m sends them: in round t every node sends
 // its t-th message and every node receives exactly one. A message of c shards is `pieces`
 // messages of c x shard_bytes on each link; a whole block is `whole_block` shards.
+// `reductions`: the rounds are made for the Reduce-Scatter the plan becomes, which sends each
+// message back from its receiver (over that route) and runs the rounds last to first.
 // Deterministic; about D^2 x messages route checks per round.
 std::vector<std::vector<int>> balanced_rail_rounds(
     const Topology& network, std::span<const NpuId> rail,
     const std::vector<std::vector<RailMessage>>& messages, int whole_block, Bytes shard_bytes,
-    int pieces, LinkModel model);
+    int pieces, LinkModel model, bool reductions);
 
 }  // namespace tacos::detail
