@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include "all_gather_plan.h"
+#include "node_direct_rails.h"
+#include "node_direct_rounds.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
 #include "tacos/topology/switch_routes.h"
@@ -99,10 +102,34 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
   // and the budget is known before anything is planned.
   AllGatherPlan plan(collective);
 
+  // Which NIC sends which node pair (node_direct_rails.h), and in which order: the layout's
+  // where no link joins switches, else rounds that keep the spines' links within their
+  // bandwidth (node_direct_rounds.h). Reduce-Scatter's partial sums take the routes back;
+  // All-Reduce's pairs are spread for both phases and its rounds made for the All-Gather.
+  NodeDirectPhases phases;
+  phases.copies = collective.kind() != CollectiveKind::kReduceScatter;
+  phases.reductions = collective.kind() != CollectiveKind::kAllGather;
+  const RailPlan rails =
+      node_direct_rails(timing, nodes, collective.chunk_bytes(), k_count, model, phases);
+  std::vector<std::vector<std::vector<int>>> order(static_cast<std::size_t>(g_count));
+  std::vector<NpuId> rail(static_cast<std::size_t>(d_count));
+  for (int r = 0; r < g_count; ++r) {
+    const auto& messages = rails.messages[static_cast<std::size_t>(r)];
+    if (rails.rebalanced) {
+      for (int m = 0; m < d_count; ++m) rail[static_cast<std::size_t>(m)] = nodes[m][r];
+      order[r] = balanced_rail_rounds(timing, rail, messages, g_count, collective.chunk_bytes(),
+                                      k_count, model, !phases.copies);
+    } else {
+      for (const auto& sent : messages) {
+        order[r].emplace_back(sent.size());
+        std::iota(order[r].back().begin(), order[r].back().end(), 0);
+      }
+    }
+  }
+
   std::vector<ChunkId> block;
-  std::vector<ChunkId> part;
-  // Steps: the node gathers at k; the block of the t-th destination leaves at K + t K + k and
-  // is handed on one step later (pieces interleaved, so a NIC streams piece after piece).
+  // Steps: the node gathers at k; a NIC's t-th message leaves at K + t K + k and is handed on
+  // one step later (pieces interleaved, so a NIC streams piece after piece).
   for (int k = 0; k < k_count; ++k)
     for (int m = 0; m < d_count; ++m) {
       block.clear();
@@ -111,26 +138,18 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
         for (int b = 0; b < g_count; ++b)
           if (a != b)
             plan.send(nodes[m][a], nodes[m][b], k, std::span<const ChunkId>(&block[a], 1));
-      // The block for node m + s (its G shards) goes over the rails as slot (s, j) of the
-      // sequence s = 1 .. D-1, j = 0 .. G-1, cut into G runs of D - 1 slots, run r on rail r:
-      // every NIC sends and receives D - 1 shards, whole blocks where D - 1 >= G, a block over
-      // several rails where there are fewer nodes than rails.
       for (int r = 0; r < g_count; ++r) {
-        const std::int64_t begin = std::int64_t{r} * (d_count - 1);
-        const std::int64_t stop = begin + (d_count - 1);
-        int t = 0;  // this NIC's t-th message
-        for (std::int64_t slot = begin; slot < stop;) {
-          const int s = static_cast<int>(slot / g_count) + 1;
-          part.clear();
-          for (; slot < stop && slot / g_count + 1 == s; ++slot)
-            part.push_back(block[static_cast<std::size_t>(slot % g_count)]);
-          const int n_index = (m + s) % d_count;
-          const std::int64_t step = k_count + std::int64_t{t} * k_count + k;
-          const NpuId receiver = nodes[n_index][r];
+        const auto& messages = rails.messages[static_cast<std::size_t>(r)][m];
+        const auto& sequence = order[r][m];
+        for (std::size_t t = 0; t < sequence.size(); ++t) {
+          const RailMessage& message = messages[static_cast<std::size_t>(sequence[t])];
+          const auto part =
+              std::span<const ChunkId>(block).subspan(message.first, message.last - message.first);
+          const std::int64_t step = k_count + static_cast<std::int64_t>(t) * k_count + k;
+          const NpuId receiver = nodes[message.to][r];
           plan.send(nodes[m][r], receiver, step, part);
           for (int b = 0; b < g_count; ++b)
-            if (b != r) plan.send(receiver, nodes[n_index][b], step + 1, part);
-          ++t;
+            if (b != r) plan.send(receiver, nodes[message.to][b], step + 1, part);
         }
       }
     }
