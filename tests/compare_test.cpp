@@ -188,7 +188,7 @@ TEST(BindingBound, ReportsNameIt) {
   EXPECT_EQ(one["binding_ratio"], one["store_and_forward_ratio"]);
   const tacos_test::RunResult text =
       tacos_test::run_tacos("synthesize --topology fattree:16x8x16 --collective all-gather");
-  EXPECT_NE(text.out.find("(time = 1.054 x bound; the larger bound)"), std::string::npos)
+  EXPECT_NE(text.out.find("(time = 1.050 x bound; the larger bound)"), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("store-and-forward, tacos link model; below the lower bound)"),
             std::string::npos)
