@@ -102,8 +102,12 @@ Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Colle
   return reversed;
 }
 
-void compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
-  algorithm = with_simulated_times(algorithm, simulate(algorithm, topology, model));
+Time compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
+  const SimulationResult timed = simulate(algorithm, topology, model);
+  algorithm = with_simulated_times(algorithm, timed);
+  Time busiest = 0;
+  for (const Time busy : timed.link_busy_ps) busiest = std::max(busiest, busy);
+  return busiest;
 }
 
 Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,

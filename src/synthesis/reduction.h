@@ -23,7 +23,9 @@ Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Colle
 
 // Re-times a schedule to start every transfer as early as its dependencies and its link's
 // order allow (the simulator's rules). Never later than the recorded times.
-void compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
+// Returns the busiest link's total busy time: a link serves one message at a time, so no order
+// of these same messages (re-timed by the simulator) finishes earlier than that.
+Time compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
 
 // The same transfers with chunk ids renumbered through `map` (old id -> new id), as part of
 // `target`'s collective; times shifted by `offset`.

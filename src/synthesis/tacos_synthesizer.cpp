@@ -145,6 +145,18 @@ void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) 
   outcome.algorithm = std::move(*candidate);
 }
 
+// The domain relay's plan as a trial's outcome (`seed`: the trial's).
+TrialOutcome relay_outcome(Algorithm relay, std::uint64_t seed, bool keep) {
+  TrialOutcome outcome;
+  outcome.seed = seed;
+  outcome.time = relay.collective_time;
+  outcome.transfers = static_cast<std::int64_t>(relay.transfers().size());
+  outcome.wasted = 0;
+  relay.seed = seed;
+  if (keep) outcome.algorithm = std::move(relay);
+  return outcome;
+}
+
 // `keep`: this phase's transfers are needed (a reduction reverses them) even where the
 // synthesis as a whole keeps none (context.keep).
 TrialOutcome run_copy(const Topology& topology, const Collective& collective,
@@ -157,13 +169,24 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   const bool retime = topology.switches() > 0;
   const bool reuse = context.plain && keep && !retime;
   const PlainCopies::Key key = PlainCopies::key(topology, collective, seed);
+  // Messages sized per port, relayed once into each domain (domain_relay.h), kept where faster
+  // than the greedy's plan. It has no seed, so it is made first: the greedy's plan only counts
+  // where it beats it, and the greedy stops as soon as it cannot (GreedyMatcher::set_deadline).
+  std::optional<Algorithm> relay;
+  if (retime)
+    relay = context.relays ? context.relays->get(topology, collective, model)
+                           : detail::domain_relay(topology, collective, model);
   TrialOutcome outcome;
   if (const TrialOutcome* made = reuse ? context.plain->find(key) : nullptr) {
     outcome = *made;
   } else {
     detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
                                   context.matcher_threads);
+    // The relay wins unless the greedy's plan is strictly faster: a plan that keeps some link
+    // busy for the relay's whole time or longer cannot be.
+    if (relay) matcher.set_deadline(relay->collective_time + 1, /*retimed=*/true);
     matcher.run();
+    if (matcher.abandoned()) return relay_outcome(std::move(*relay), seed, keep);
     outcome.seed = seed;
     outcome.time = matcher.collective_time();
     outcome.transfers = matcher.transfers();
@@ -188,8 +211,10 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
       detail::GreedyMatcher batched(topology, collective, model, seed, true, quiet,
                                     context.matcher_threads, latencies);
       if (!batched.batches()) continue;
+      // Kept only if faster than the best so far: abandoned once it cannot be.
+      batched.set_deadline(outcome.time, /*retimed=*/false);
       batched.run();
-      if (batched.collective_time() >= outcome.time) continue;
+      if (batched.abandoned() || batched.collective_time() >= outcome.time) continue;
       Algorithm algorithm = batched.take_algorithm();
       algorithm.seed = seed;
       outcome.time = batched.collective_time();
@@ -201,25 +226,19 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   if (batched_won && context.coalesce)
     adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
   if (retime) {
-    detail::compact(*outcome.algorithm, topology, model);
+    const Time busiest = detail::compact(*outcome.algorithm, topology, model);
     outcome.time = outcome.algorithm->collective_time;
-    if (keep && context.justify)
+    // Justification reorders these same messages: it cannot finish before their busiest link
+    // is done, so where that is already later than the relay's time the relay wins either way.
+    const bool relay_wins = relay && busiest > relay->collective_time;
+    if (keep && context.justify && !relay_wins)
       // Each port's messages reordered by how late they may start (justification.h). Through
       // switches only: on direct links the greedy's order has next to nothing to gain, and a seed's
       // gain there is luck that one trial does not share (numbers: docs/quality.md, "Measured
       // choices").
       adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
-    // Messages sized per port, relayed once into each domain (domain_relay.h): kept if faster.
-    std::optional<Algorithm> relay = context.relays
-                                         ? context.relays->get(topology, collective, model)
-                                         : detail::domain_relay(topology, collective, model);
-    if (relay && relay->collective_time < outcome.time) {
-      outcome.time = relay->collective_time;
-      outcome.transfers = static_cast<std::int64_t>(relay->transfers().size());
-      outcome.wasted = 0;
-      relay->seed = seed;
-      outcome.algorithm = std::move(*relay);
-    }
+    if (relay && relay->collective_time < outcome.time)
+      return relay_outcome(std::move(*relay), seed, keep);
     if (!keep) outcome.algorithm.reset();
   }
   return outcome;
