@@ -5,6 +5,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../algorithm/transfer_check.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
 
 namespace tacos::detail {
@@ -108,6 +111,31 @@ Time compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
   Time busiest = 0;
   for (const Time busy : timed.link_busy_ps) busiest = std::max(busiest, busy);
   return busiest;
+}
+
+std::vector<Time> link_loads(const Algorithm& algorithm, const Topology& topology,
+                             LinkModel model) {
+  std::vector<Time> load(static_cast<std::size_t>(topology.num_links()), 0);
+  std::vector<char> entered(static_cast<std::size_t>(algorithm.multicast_groups()), 0);
+  const auto& transfers = algorithm.transfers();
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    const TransferCheck check = check_transfer(algorithm, topology, i);
+    if (!check.ok()) throw Error("synthesize: " + check.error);
+    const Bytes bytes = algorithm.transfer_bytes(t);
+    std::size_t first = 0;
+    if (t.multicast >= 0) {
+      // The group's copies share the entry hop: counted for the first copy only.
+      if (entered[t.multicast]) first = 1;
+      entered[t.multicast] = 1;
+    }
+    for (std::size_t h = first; h < check.route.size(); ++h) {
+      const Link& link = topology.link(check.route[h]);
+      load[check.route[h]] +=
+          link_busy_time(model, link.latency_ps, serialization_time(bytes, link.bandwidth_gbps));
+    }
+  }
+  return load;
 }
 
 Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,
