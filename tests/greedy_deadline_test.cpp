@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "../src/synthesis/greedy_matcher.h"
 #include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
+#include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
 
 namespace tacos {
@@ -99,6 +101,48 @@ TEST(GreedyDeadline, LoadDeadlineAbandonsARunWhoseBusiestLinkReachesIt) {
   ASSERT_FALSE(after.abandoned);
   EXPECT_EQ(after.time, free.time);
   EXPECT_EQ(after.rows, free.rows);
+}
+
+}  // namespace
+}  // namespace tacos
+
+namespace tacos {
+namespace {
+
+std::vector<std::tuple<DeviceId, DeviceId, Time, Time, bool>> rows_of(const Algorithm& a) {
+  std::vector<std::tuple<DeviceId, DeviceId, Time, Time, bool>> rows;
+  for (const Transfer& t : a.transfers()) rows.emplace_back(t.src, t.dst, t.start, t.end, t.reduce);
+  return rows;
+}
+
+TEST(GreedyDeadline, AllReduceGivenADeadlineItCannotBeatIsAbandoned) {
+  // fattree:4x2x2 All-Reduce, K = 2 (three wave counts through switches, the domain relay
+  // competing in each phase).
+  const Topology fabric = generate_topology("fattree:4x2x2", LinkParams{});
+  const Collective all_reduce =
+      Collective::make(CollectiveKind::kAllReduce, fabric.npus(), 1 << 20, 2, {}, 0);
+  const SynthesisResult free = synthesize_tacos(fabric, all_reduce, SynthesisOptions{});
+  ASSERT_TRUE(free.abandoned.empty());
+  ASSERT_GT(free.collective_time, 0);
+
+  // Every plan keeps some link busy for at least one message: abandoned, with no schedule.
+  SynthesisOptions tight;
+  tight.deadline = 1;
+  const SynthesisResult cut = synthesize_tacos(fabric, all_reduce, tight);
+  EXPECT_FALSE(cut.abandoned.empty());
+  EXPECT_NE(cut.abandoned.find(">= best 0.000001 us"), std::string::npos) << cut.abandoned;
+  EXPECT_TRUE(cut.algorithm.transfers().empty());
+  EXPECT_EQ(cut.collective_time, 1);
+
+  // One picosecond after its time: the plan that wins finishes before it, so it is made and
+  // chosen exactly as without a deadline.
+  SynthesisOptions loose;
+  loose.deadline = free.collective_time + 1;
+  const SynthesisResult kept = synthesize_tacos(fabric, all_reduce, loose);
+  ASSERT_TRUE(kept.abandoned.empty());
+  EXPECT_EQ(kept.collective_time, free.collective_time);
+  EXPECT_EQ(kept.seed, free.seed);
+  EXPECT_EQ(rows_of(kept.algorithm), rows_of(free.algorithm));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -9,6 +10,7 @@
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 namespace {
@@ -120,8 +122,16 @@ std::vector<Time> link_loads(const Algorithm& algorithm, const Topology& topolog
   const auto& transfers = algorithm.transfers();
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const Transfer& t = transfers[i];
-    const TransferCheck check = check_transfer(algorithm, topology, i);
-    if (!check.ok()) throw Error("synthesize: " + check.error);
+    // Between NPUs the route is looked up directly (the transfer check's route, without its
+    // checks of the chunks); otherwise through the check.
+    std::span<const LinkId> route;
+    if (!topology.is_switch(t.src) && !topology.is_switch(t.dst) && t.src != t.dst)
+      route = topology.switch_routes().route(t.src, t.dst);
+    if (route.empty()) {
+      const TransferCheck check = check_transfer(algorithm, topology, i);
+      if (!check.ok()) throw Error("synthesize: " + check.error);
+      route = check.route;
+    }
     const Bytes bytes = algorithm.transfer_bytes(t);
     std::size_t first = 0;
     if (t.multicast >= 0) {
@@ -129,9 +139,9 @@ std::vector<Time> link_loads(const Algorithm& algorithm, const Topology& topolog
       if (entered[t.multicast]) first = 1;
       entered[t.multicast] = 1;
     }
-    for (std::size_t h = first; h < check.route.size(); ++h) {
-      const Link& link = topology.link(check.route[h]);
-      load[check.route[h]] +=
+    for (std::size_t h = first; h < route.size(); ++h) {
+      const Link& link = topology.link(route[h]);
+      load[route[h]] +=
           link_busy_time(model, link.latency_ps, serialization_time(bytes, link.bandwidth_gbps));
     }
   }

@@ -469,9 +469,10 @@ std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const T
         busiest = std::max(busiest, load[l] + to_come[l]);
       return busiest >= to_beat;
     };
-    auto add = [&](const Algorithm& part) {
-      const std::vector<Time> part_load = detail::link_loads(part, topology, model);
-      for (std::size_t l = 0; l < load.size(); ++l) load[l] += part_load[l];
+    std::vector<Time> reduced_load;  // the last wave's Reduce-Scatter
+    auto add = [&](const std::vector<Time>& part_load, const std::vector<Time>* minus) {
+      for (std::size_t l = 0; l < load.size(); ++l)
+        load[l] += part_load[l] - (minus ? (*minus)[l] : 0);
     };
     bool abandoned = bounded && reaches();
     for (int w = 0; w < waves && !abandoned; ++w) {
@@ -485,7 +486,8 @@ std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const T
       ReductionCheck check;
       if (bounded)
         check = [&, w](const Algorithm& reduced) {
-          add(reduced);
+          reduced_load = detail::link_loads(reduced, topology, model);
+          add(reduced_load, nullptr);
           for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].reduce[l];
           return reaches();
         };
@@ -502,13 +504,8 @@ std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const T
         if (t.reduce) rs_end = std::max(rs_end, t.end);
       reduced_at.push_back(rs_end);
       if (!bounded) continue;
-      // The wave's All-Gather: its transfers are those of the wave that do not reduce.
-      Algorithm gathered = detail::with_provenance(planned.back().collective(), planned.back());
-      for (const Transfer& t : planned.back().transfers())
-        if (!t.reduce)
-          gathered.add_transfer(t.src, t.dst, t.start, t.end, planned.back().chunks(t), false,
-                                t.multicast);
-      add(gathered);
+      // The wave's All-Gather: the whole wave's load less its Reduce-Scatter's.
+      add(detail::link_loads(planned.back(), topology, model), &reduced_load);
       for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].gather[l];
       abandoned = reaches();
     }
