@@ -52,6 +52,7 @@ struct SynthesizeCommand {
                 format_bytes(coll.size()).c_str(), coll.chunks_per_npu(),
                 format_bytes(coll.chunk_bytes()).c_str());
     if (!run.auto_stopped.empty()) std::printf("  chunks search    %s\n", run.auto_stopped.c_str());
+    if (!run.abandoned.empty()) std::printf("  abandoned        %s\n", run.abandoned.c_str());
     std::printf("  collective time  %s us\n", format_micros(run.result.collective_time).c_str());
     if (algorithm == "tacos") {
       // Over its budget the portfolio still tries a few baselines (portfolio_skipped says

@@ -746,9 +746,38 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
   }
 }
 
+bool GreedyMatcher::load_reaches_deadline(const std::vector<std::uint32_t>& bucket) {
+  if (direct_load_.empty()) {
+    direct_load_.assign(links_.size(), 0);
+    port_load_.assign(ports_.ports(), 0);
+  }
+  bool reached = false;
+  auto add = [&](Time& load, Time busy) {
+    load += busy;
+    if (load >= deadline_ && !reached) {
+      reached = true;
+      abandoned_at_ = load;
+    }
+  };
+  for (const std::uint32_t event : bucket) {
+    if (!is_flight(event)) continue;
+    // The arrival has been handled; its flight stays as it was until the next round starts.
+    const Flight& flight = flights_[event];
+    if (flight.multicast) continue;
+    const MatchLink& l = links_[flight.link];
+    if (l.switch_route())
+      ports_.for_each_hop(l, [&](LinkId port, Time busy) { add(port_load_[port], busy); });
+    else
+      add(direct_load_[flight.link], l.busy_delay);
+  }
+  return reached;
+}
+
 void GreedyMatcher::run() {
   seed_initial_holdings();
   for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) queue_link(l);
+  // Batched messages pay one latency for several chunks: their arrivals are not counted.
+  const bool bound_load = deadline_ != kNoDeadline && retimed_deadline_ && !batches();
   Time now = 0;
   while (remaining_ > 0) {
     match_queued_links(now);
@@ -756,11 +785,21 @@ void GreedyMatcher::run() {
     auto node = events_.extract(events_.begin());
     now = node.key();
     check_schedule_time(now, "synthesis");
+    if (!retimed_deadline_ && now >= deadline_) {
+      // Something is still missing and nothing arrives before `now`.
+      abandoned_ = true;
+      abandoned_at_ = now;
+      return;
+    }
     std::vector<std::uint32_t>& bucket = node.mapped();
     if (match_threads_ > 1 && bucket.size() >= kParallelBatch)
       arrive_in_parallel(bucket, now);
     else
       arrive(bucket, now);
+    if (bound_load && load_reaches_deadline(bucket)) {
+      abandoned_ = true;
+      return;
+    }
     for (std::uint32_t event : bucket) {
       if (event & kFreeEventBit) {
         queue_link(static_cast<LinkId>(event & ~kFreeEventBit));
@@ -791,6 +830,7 @@ void GreedyMatcher::run() {
 }
 
 Algorithm GreedyMatcher::take_algorithm() {
+  if (abandoned_) throw Error("synthesize: internal error, an abandoned run has no schedule");
   Algorithm algorithm(collective_);
   algorithm.reserve(records_.size());
   // A multicast message keeps its group while two or more of its copies are kept.

@@ -18,6 +18,7 @@
 // Unicast flows, relays and uneven in-link delays stay in the core: they change what
 // "offerable" and "deliver" mean at every step rather than adding a decision of their own.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -65,7 +66,28 @@ class GreedyMatcher {
   // `serialization`: `latencies` latencies' worth, 1..kMaxBatch.
   static std::int64_t batch_cap(Time latency, Time serialization, int latencies);
 
-  // Runs to completion; throws Error if some destination can never get a chunk.
+  // Branch and bound (a deadline: the best time some other plan already reaches). The run is
+  // abandoned as soon as it provably cannot finish before `deadline`:
+  // - `retimed` false (the greedy's own times are its result): once the next event is at or
+  //   after `deadline`, as a delivery still missing comes no earlier;
+  // - `retimed` true (the schedule is re-timed, reordered or justified afterwards, which can
+  //   make it earlier): once the messages that have arrived keep one link busy for `deadline`
+  //   or longer in all. Every arrived message stays in the schedule and a link serves one
+  //   message at a time, so no re-timing of it finishes sooner. Batched and multicast
+  //   messages are not counted (their links are busy for less than one chunk each), so the
+  //   bound only errs low.
+  // Call before run().
+  void set_deadline(Time deadline, bool retimed) {
+    deadline_ = deadline;
+    retimed_deadline_ = retimed;
+  }
+  bool abandoned() const { return abandoned_; }
+  // When abandoned: the time (not retimed) or the link's busy time (retimed) that reached the
+  // deadline.
+  Time abandoned_at() const { return abandoned_at_; }
+
+  // Runs to completion or until abandoned (set_deadline); throws Error if some destination can
+  // never get a chunk.
   void run();
 
   Time collective_time() const { return finish_time_; }
@@ -105,6 +127,9 @@ class GreedyMatcher {
   void handle_arrival(std::uint32_t flight_index, Time now);
   void arrive(const std::vector<std::uint32_t>& bucket, Time now);
   void arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now);
+  // Adds the arrived messages of `bucket` to their links' busy time (set_deadline, retimed);
+  // true once one link reaches the deadline.
+  bool load_reaches_deadline(const std::vector<std::uint32_t>& bucket);
   // `inline` (defined in greedy_matcher.cpp ahead of their callers): they run once per
   // delivery or pick, and as separate calls they slow the matching down measurably.
   inline void deliver(NpuId npu, ChunkId chunk, Time now);
@@ -248,6 +273,14 @@ class GreedyMatcher {
   std::map<Time, std::vector<std::uint32_t>> events_;
   std::vector<std::vector<std::uint32_t>> spare_buckets_;
   std::vector<Record> records_;
+
+  static constexpr Time kNoDeadline = std::numeric_limits<Time>::max();
+  Time deadline_ = kNoDeadline;
+  bool retimed_deadline_ = false;
+  bool abandoned_ = false;
+  Time abandoned_at_ = 0;
+  std::vector<Time> direct_load_;  // per matcher link (direct links): busy time of arrivals
+  std::vector<Time> port_load_;    // per physical link on switch routes: the same
 
   std::int64_t remaining_ = 0;
   std::int64_t total_needed_ = 0;

@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../algorithm/transfer_check.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 namespace {
@@ -102,8 +107,45 @@ Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Colle
   return reversed;
 }
 
-void compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
-  algorithm = with_simulated_times(algorithm, simulate(algorithm, topology, model));
+Time compact(Algorithm& algorithm, const Topology& topology, LinkModel model) {
+  const SimulationResult timed = simulate(algorithm, topology, model);
+  algorithm = with_simulated_times(algorithm, timed);
+  Time busiest = 0;
+  for (const Time busy : timed.link_busy_ps) busiest = std::max(busiest, busy);
+  return busiest;
+}
+
+std::vector<Time> link_loads(const Algorithm& algorithm, const Topology& topology,
+                             LinkModel model) {
+  std::vector<Time> load(static_cast<std::size_t>(topology.num_links()), 0);
+  std::vector<char> entered(static_cast<std::size_t>(algorithm.multicast_groups()), 0);
+  const auto& transfers = algorithm.transfers();
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer& t = transfers[i];
+    // Between NPUs the route is looked up directly (the transfer check's route, without its
+    // checks of the chunks); otherwise through the check.
+    std::span<const LinkId> route;
+    if (!topology.is_switch(t.src) && !topology.is_switch(t.dst) && t.src != t.dst)
+      route = topology.switch_routes().route(t.src, t.dst);
+    if (route.empty()) {
+      const TransferCheck check = check_transfer(algorithm, topology, i);
+      if (!check.ok()) throw Error("synthesize: " + check.error);
+      route = check.route;
+    }
+    const Bytes bytes = algorithm.transfer_bytes(t);
+    std::size_t first = 0;
+    if (t.multicast >= 0) {
+      // The group's copies share the entry hop: counted for the first copy only.
+      if (entered[t.multicast]) first = 1;
+      entered[t.multicast] = 1;
+    }
+    for (std::size_t h = first; h < route.size(); ++h) {
+      const Link& link = topology.link(route[h]);
+      load[route[h]] +=
+          link_busy_time(model, link.latency_ps, serialization_time(bytes, link.bandwidth_gbps));
+    }
+  }
+  return load;
 }
 
 Algorithm remap_chunks(const Algorithm& algorithm, const Collective& target,

@@ -2,6 +2,8 @@
 // Reduction collectives from copy schedules: Reduce-Scatter is the All-Gather of the transposed
 // topology run backwards (Reduce likewise from Broadcast); every transfer then carries a
 // partial sum that its receiver reduces.
+#include <vector>
+
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/topology/topology.h"
 
@@ -23,7 +25,14 @@ Algorithm reverse_into_reduction(const Algorithm& copy_on_transpose, const Colle
 
 // Re-times a schedule to start every transfer as early as its dependencies and its link's
 // order allow (the simulator's rules). Never later than the recorded times.
-void compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
+// Returns the busiest link's total busy time: a link serves one message at a time, so no order
+// of these same messages (re-timed by the simulator) finishes earlier than that.
+Time compact(Algorithm& algorithm, const Topology& topology, LinkModel model);
+
+// How long the transfers keep each link busy in all (per link id of `topology`), as the
+// simulator counts it (a multicast message's entry hop once). Any timing of these transfers
+// by the simulator, in any order, ends no earlier than the largest of them.
+std::vector<Time> link_loads(const Algorithm& algorithm, const Topology& topology, LinkModel model);
 
 // The same transfers with chunk ids renumbered through `map` (old id -> new id), as part of
 // `target`'s collective; times shifted by `offset`.

@@ -28,6 +28,7 @@ SynthesisRun run_once(const AlgorithmInfo& info, const Topology& network,
   run.name = info.name;
   if (info.name == "tacos") {
     run.result = synthesize_tacos(network, collective, options);
+    if (!run.result.abandoned.empty()) return run;  // no schedule to verify
   } else {
     const Baseline baseline = parse_baseline(info.name);
     if (!options.keep_transfers) throw Error("--time-only applies to --algorithm tacos only");
@@ -72,6 +73,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   int without_gain = 0;
   const Collective probe = request.collective_at(network.npus(), 1);
   std::string stopped;
+  std::string abandoned;
   for (int k = 1; k <= (1 << 20); k *= 2) {
     const double pieces = rooted(probe.kind()) ? k : static_cast<double>(probe.num_members()) * k;
     if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
@@ -93,9 +95,19 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
                 " s budget stopped the search after K = " + std::to_string(k / 2);
       break;
     }
-    SynthesisRun run =
-        run_once(info, network, request.collective_at(network.npus(), k), request.options);
+    // Branch and bound: a K is only kept if strictly faster than the best so far, so the
+    // greedy may abandon a plan that provably cannot be (SynthesisOptions::deadline).
+    SynthesisOptions options = request.options;
+    if (best) options.deadline = best->result.collective_time;
+    SynthesisRun run = run_once(info, network, request.collective_at(network.npus(), k), options);
     seconds += run.result.seconds;
+    if (!run.result.abandoned.empty()) {
+      // Not a result: no gain, and never the best.
+      abandoned += (abandoned.empty() ? "" : "; ") + std::string("K = ") + std::to_string(k) + " " +
+                   run.result.abandoned;
+      if (++without_gain == 2) break;
+      continue;
+    }
     // Inapplicable at every K, or over the baselines' budget: past it, larger K only grow.
     if (run.skipped_reason && best) break;
     if (run.skipped_reason) return run;
@@ -110,6 +122,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   }
   best->result.seconds = seconds;
   best->auto_stopped = stopped;
+  best->abandoned = abandoned;
   return std::move(*best);
 }
 
@@ -344,6 +357,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   kept.portfolio_skipped = skipped;
   kept.greedy_time = greedy.greedy_time;
   kept.auto_stopped = stops;
+  kept.abandoned = greedy.abandoned;
   kept.result.algorithm.synthesizer = "tacos/" + winner;
   kept.result.seconds = seconds;
   return kept;

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -30,8 +32,13 @@
 namespace tacos {
 namespace {
 
+constexpr Time kNoDeadline = std::numeric_limits<Time>::max();
+
 struct TrialOutcome {
   std::uint64_t seed = 0;
+  // SynthesisOptions::deadline: no plan of the trial can finish before it; `time` is the
+  // busiest link's load that showed it, and there is no schedule.
+  bool abandoned = false;
   Time time = 0;
   std::int64_t transfers = 0;
   std::int64_t wasted = 0;
@@ -121,6 +128,7 @@ struct TrialContext {
   bool justify = true;
   int matcher_threads = 1;       // threads a trial's matcher may use (the rest run other trials)
   RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
+  Time deadline = kNoDeadline;   // SynthesisOptions::deadline (All-Reduce plans)
   PlainCopies* plain = nullptr;  // the trial's own (All-Reduce); null: none kept
 };
 
@@ -145,6 +153,41 @@ void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) 
   outcome.algorithm = std::move(*candidate);
 }
 
+// The least busy time that the greedy's plan of `collective` through switches keeps one link
+// busy for, whatever it does: it sends one chunk per message (no batching or coalescing
+// there), and every chunk an NPU lacks reaches it at least once, so an NPU with a single in-link
+// receives that many messages over it. The largest over such NPUs.
+Time greedy_switch_minimum(const Topology& topology, const Collective& collective,
+                           LinkModel model) {
+  std::vector<std::int64_t> lacking(static_cast<std::size_t>(topology.npus()), 0);
+  for (ChunkId c = 0; c < collective.num_chunks(); ++c) {
+    const auto sources = collective.sources(c);
+    for (const NpuId d : collective.destinations(c))
+      if (std::find(sources.begin(), sources.end(), d) == sources.end()) ++lacking[d];
+  }
+  Time least = 0;
+  for (NpuId v = 0; v < topology.npus(); ++v) {
+    if (lacking[v] == 0 || topology.in_links(v).size() != 1) continue;
+    const Link& link = topology.link(topology.in_links(v)[0]);
+    const Time message = link_busy_time(
+        model, link.latency_ps, serialization_time(collective.chunk_bytes(), link.bandwidth_gbps));
+    least = std::max(least, lacking[v] * message);
+  }
+  return least;
+}
+
+// The domain relay's plan as a trial's outcome (`seed`: the trial's).
+TrialOutcome relay_outcome(Algorithm relay, std::uint64_t seed, bool keep) {
+  TrialOutcome outcome;
+  outcome.seed = seed;
+  outcome.time = relay.collective_time;
+  outcome.transfers = static_cast<std::int64_t>(relay.transfers().size());
+  outcome.wasted = 0;
+  relay.seed = seed;
+  if (keep) outcome.algorithm = std::move(relay);
+  return outcome;
+}
+
 // `keep`: this phase's transfers are needed (a reduction reverses them) even where the
 // synthesis as a whole keeps none (context.keep).
 TrialOutcome run_copy(const Topology& topology, const Collective& collective,
@@ -157,13 +200,27 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   const bool retime = topology.switches() > 0;
   const bool reuse = context.plain && keep && !retime;
   const PlainCopies::Key key = PlainCopies::key(topology, collective, seed);
+  // Messages sized per port, relayed once into each domain (domain_relay.h), kept where faster
+  // than the greedy's plan. It has no seed, so it is made first: the greedy's plan only counts
+  // where it beats it, and the greedy stops as soon as it cannot (GreedyMatcher::set_deadline).
+  std::optional<Algorithm> relay;
+  if (retime)
+    relay = context.relays ? context.relays->get(topology, collective, model)
+                           : detail::domain_relay(topology, collective, model);
   TrialOutcome outcome;
   if (const TrialOutcome* made = reuse ? context.plain->find(key) : nullptr) {
     outcome = *made;
   } else {
+    // Nor is the greedy run where the least it must keep one link busy already is more.
+    if (relay && greedy_switch_minimum(topology, collective, model) > relay->collective_time)
+      return relay_outcome(std::move(*relay), seed, keep);
     detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
                                   context.matcher_threads);
+    // The relay wins unless the greedy's plan is strictly faster: a plan that keeps some link
+    // busy for the relay's whole time or longer cannot be.
+    if (relay) matcher.set_deadline(relay->collective_time + 1, /*retimed=*/true);
     matcher.run();
+    if (matcher.abandoned()) return relay_outcome(std::move(*relay), seed, keep);
     outcome.seed = seed;
     outcome.time = matcher.collective_time();
     outcome.transfers = matcher.transfers();
@@ -188,8 +245,10 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
       detail::GreedyMatcher batched(topology, collective, model, seed, true, quiet,
                                     context.matcher_threads, latencies);
       if (!batched.batches()) continue;
+      // Kept only if faster than the best so far: abandoned once it cannot be.
+      batched.set_deadline(outcome.time, /*retimed=*/false);
       batched.run();
-      if (batched.collective_time() >= outcome.time) continue;
+      if (batched.abandoned() || batched.collective_time() >= outcome.time) continue;
       Algorithm algorithm = batched.take_algorithm();
       algorithm.seed = seed;
       outcome.time = batched.collective_time();
@@ -201,25 +260,19 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   if (batched_won && context.coalesce)
     adopt_if_faster(outcome, detail::coalesce_messages(*outcome.algorithm, topology, model));
   if (retime) {
-    detail::compact(*outcome.algorithm, topology, model);
+    const Time busiest = detail::compact(*outcome.algorithm, topology, model);
     outcome.time = outcome.algorithm->collective_time;
-    if (keep && context.justify)
+    // Justification reorders these same messages: it cannot finish before their busiest link
+    // is done, so where that is already later than the relay's time the relay wins either way.
+    const bool relay_wins = relay && busiest > relay->collective_time;
+    if (keep && context.justify && !relay_wins)
       // Each port's messages reordered by how late they may start (justification.h). Through
       // switches only: on direct links the greedy's order has next to nothing to gain, and a seed's
       // gain there is luck that one trial does not share (numbers: docs/quality.md, "Measured
       // choices").
       adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
-    // Messages sized per port, relayed once into each domain (domain_relay.h): kept if faster.
-    std::optional<Algorithm> relay = context.relays
-                                         ? context.relays->get(topology, collective, model)
-                                         : detail::domain_relay(topology, collective, model);
-    if (relay && relay->collective_time < outcome.time) {
-      outcome.time = relay->collective_time;
-      outcome.transfers = static_cast<std::int64_t>(relay->transfers().size());
-      outcome.wasted = 0;
-      relay->seed = seed;
-      outcome.algorithm = std::move(*relay);
-    }
+    if (relay && relay->collective_time < outcome.time)
+      return relay_outcome(std::move(*relay), seed, keep);
     if (!keep) outcome.algorithm.reset();
   }
   return outcome;
@@ -250,10 +303,16 @@ Algorithm synthesize_reduction(const Topology& topology, const Topology& transpo
 // All-Reduce over the chunk pieces in `pieces` (indexes 0..K-1 of each member's share): a
 // Reduce-Scatter then an All-Gather of those chunks, laid one after the other from time 0,
 // chunk ids in the All-Reduce's numbering.
-Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
-                          const Collective& all_reduce, const std::vector<int>& pieces,
-                          const TrialContext& context, std::uint64_t seed,
-                          const ProgressCallback& progress) {
+// `abandon_after_reduction` (if set) sees the wave's Reduce-Scatter (in the wave's chunk
+// numbering) before the All-Gather is planned; true: the wave is abandoned (nothing).
+using ReductionCheck = std::function<bool(const Algorithm& reduced)>;
+
+std::optional<Algorithm> all_reduce_wave(const Topology& topology, const Topology& transposed,
+                                         const Collective& all_reduce,
+                                         const std::vector<int>& pieces,
+                                         const TrialContext& context, std::uint64_t seed,
+                                         const ProgressCallback& progress,
+                                         const ReductionCheck& abandon_after_reduction) {
   const int k = all_reduce.chunks_per_npu();
   const int wave_k = static_cast<int>(pieces.size());
   const int n = all_reduce.num_members();
@@ -272,6 +331,7 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
   };
   const Algorithm reduced =
       synthesize_reduction(topology, transposed, reduce_scatter, context, seed, half(0.0));
+  if (abandon_after_reduction && abandon_after_reduction(reduced)) return std::nullopt;
   TrialOutcome gathered = run_copy(topology, all_gather, context, seed, true, half(0.5));
   // A member's pieces are interchangeable: the All-Gather sends first the piece whose
   // reduction completes first, so that, re-timed as early as possible, it can start while the
@@ -306,10 +366,67 @@ Algorithm all_reduce_wave(const Topology& topology, const Topology& transposed,
 // its data and its link allow, so a wave's All-Gather starts once its own reductions are done and
 // overlaps the next wave's Reduce-Scatter. The fastest wave count is kept; one wave is the
 // sequential schedule, so pipelined is never slower.
-Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transposed,
-                                const Collective& all_reduce, const TrialContext& context,
-                                AllReduceMode mode, std::uint64_t seed,
-                                const ProgressCallback& progress) {
+// The least each link must carry for a wave of `pieces` chunk pieces per member, phase by
+// phase, whatever the plan: in the Reduce-Scatter every member's own partial sums of the other
+// members' pieces leave it, and in the All-Gather every piece of the others reaches it, at least
+// once each: (members - 1) x pieces chunks out and in. Only a member with a single out-link (in-
+// link) has a link known to carry them. In general that is at least one message of all those
+// bytes (serializations round up, so splitting them never takes less). Where the phase can
+// only be the greedy's plan, one message per chunk: through switches (no coalescing, no
+// batching; justification and pruning keep each first delivery's message) when the domain
+// relay, the one other plan there, does not apply to the phase.
+struct PhaseMinimum {
+  std::vector<Time> reduce, gather;  // per link id
+};
+
+PhaseMinimum phase_minimum(const Topology& topology, const Topology& transposed,
+                           const Collective& all_reduce, int pieces, const TrialContext& context) {
+  const LinkModel model = context.model;
+  PhaseMinimum least{std::vector<Time>(static_cast<std::size_t>(topology.num_links()), 0),
+                     std::vector<Time>(static_cast<std::size_t>(topology.num_links()), 0)};
+  const int n = all_reduce.num_members();
+  const Bytes chunk = all_reduce.chunk_bytes();
+  const std::int64_t chunks = static_cast<std::int64_t>(n - 1) * pieces;
+  if (chunks <= 0 || chunk <= 0) return least;
+  // Each phase copies the wave's All-Gather (on the transposed topology for the reduction), as
+  // all_reduce_wave and synthesize_reduction make it.
+  const Collective all_gather =
+      copy_counterpart(Collective::make(CollectiveKind::kReduceScatter, all_reduce.topology_npus(),
+                                        chunk * n * pieces, pieces, all_reduce.members()));
+  auto greedy_only = [&](const Topology& on) {
+    if (on.switches() == 0 || !context.relays) return false;
+    return !context.relays->get(on, all_gather, model).has_value();
+  };
+  auto busy = [&](LinkId l, bool per_chunk) {
+    const Link& link = topology.link(l);
+    if (per_chunk)
+      return chunks *
+             link_busy_time(model, link.latency_ps, serialization_time(chunk, link.bandwidth_gbps));
+    return link_busy_time(model, link.latency_ps,
+                          serialization_time(chunk * chunks, link.bandwidth_gbps));
+  };
+  const bool reduce_per_chunk = greedy_only(transposed);
+  const bool gather_per_chunk = greedy_only(topology);
+  for (const NpuId member : all_reduce.members()) {
+    if (topology.out_links(member).size() == 1) {
+      const LinkId l = topology.out_links(member)[0];
+      least.reduce[l] += busy(l, reduce_per_chunk);
+    }
+    if (topology.in_links(member).size() == 1) {
+      const LinkId l = topology.in_links(member)[0];
+      least.gather[l] += busy(l, gather_per_chunk);
+    }
+  }
+  return least;
+}
+
+// Abandoned (nothing, `abandoned_load` set to the busiest link's load) when every wave count's
+// transfers keep some link busy until context.deadline or later.
+std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const Topology& transposed,
+                                               const Collective& all_reduce,
+                                               const TrialContext& context, AllReduceMode mode,
+                                               std::uint64_t seed, const ProgressCallback& progress,
+                                               Time& abandoned_load) {
   const LinkModel model = context.model;
   const int k = all_reduce.chunks_per_npu();
   std::vector<int> wave_counts{1};
@@ -327,7 +444,38 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
     // the last (a mesh corner's two links carry the whole buffer each way either way).
     std::vector<Algorithm> planned;
     std::vector<Time> reduced_at;
-    for (int w = 0; w < waves; ++w) {
+    // Branch and bound: whichever offsets join the waves, the joined schedule holds every
+    // wave's transfers and is timed by the simulator, so it ends no earlier than the busiest
+    // link's total load. Once the waves planned so far load a link until the time to beat (the
+    // deadline, or the best wave count so far: only a strictly faster one replaces it), the
+    // remaining waves are not planned.
+    // Phases not planned yet count with the least they must carry (phase_minimum), so that a
+    // plan is dropped before its costly phases where their minimum already settles it.
+    const Time to_beat = std::min(context.deadline, best ? best->collective_time : kNoDeadline);
+    const bool bounded = to_beat != kNoDeadline;
+    std::vector<Time> load(bounded ? static_cast<std::size_t>(topology.num_links()) : 0, 0);
+    std::vector<Time> to_come(load.size(), 0);  // the phases' minimums not planned yet
+    std::vector<PhaseMinimum> least;
+    auto wave_pieces = [&](int w) { return (w + 1) * k / waves - w * k / waves; };
+    if (bounded)
+      for (int w = 0; w < waves; ++w) {
+        least.push_back(phase_minimum(topology, transposed, all_reduce, wave_pieces(w), context));
+        for (std::size_t l = 0; l < load.size(); ++l)
+          to_come[l] += least.back().reduce[l] + least.back().gather[l];
+      }
+    Time busiest = 0;
+    auto reaches = [&] {
+      for (std::size_t l = 0; l < load.size(); ++l)
+        busiest = std::max(busiest, load[l] + to_come[l]);
+      return busiest >= to_beat;
+    };
+    std::vector<Time> reduced_load;  // the last wave's Reduce-Scatter
+    auto add = [&](const std::vector<Time>& part_load, const std::vector<Time>* minus) {
+      for (std::size_t l = 0; l < load.size(); ++l)
+        load[l] += part_load[l] - (minus ? (*minus)[l] : 0);
+    };
+    bool abandoned = bounded && reaches();
+    for (int w = 0; w < waves && !abandoned; ++w) {
       std::vector<int> pieces;
       for (int p = w * k / waves; p < (w + 1) * k / waves; ++p) pieces.push_back(p);
       ProgressCallback part;
@@ -335,12 +483,35 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
         part = [&progress, option, w, waves, options](double f) {
           progress((option + (w + f) / waves) / options);
         };
-      planned.push_back(all_reduce_wave(topology, transposed, all_reduce, pieces, context,
-                                        seed + static_cast<std::uint64_t>(w), part));
+      ReductionCheck check;
+      if (bounded)
+        check = [&, w](const Algorithm& reduced) {
+          reduced_load = detail::link_loads(reduced, topology, model);
+          add(reduced_load, nullptr);
+          for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].reduce[l];
+          return reaches();
+        };
+      std::optional<Algorithm> wave =
+          all_reduce_wave(topology, transposed, all_reduce, pieces, context,
+                          seed + static_cast<std::uint64_t>(w), part, check);
+      if (!wave) {
+        abandoned = true;
+        break;
+      }
+      planned.push_back(std::move(*wave));
       Time rs_end = 0;
       for (const Transfer& t : planned.back().transfers())
         if (t.reduce) rs_end = std::max(rs_end, t.end);
       reduced_at.push_back(rs_end);
+      if (!bounded) continue;
+      // The wave's All-Gather: the whole wave's load less its Reduce-Scatter's.
+      add(detail::link_loads(planned.back(), topology, model), &reduced_load);
+      for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].gather[l];
+      abandoned = reaches();
+    }
+    if (abandoned) {
+      abandoned_load = std::max(abandoned_load, busiest);
+      continue;
     }
     // Offsets of the next wave's Reduce-Scatter: after this wave's All-Gather (sequential), or
     // after 1, 3/4 or 1/2 of this wave's Reduce-Scatter (overlapped).
@@ -369,9 +540,10 @@ Algorithm synthesize_all_reduce(const Topology& topology, const Topology& transp
   if (mode == AllReduceMode::kPipelined) {
     std::optional<Algorithm> trees =
         detail::best_tree_packing_all_reduce(topology, all_reduce, model, seed);
-    if (trees && trees->collective_time < best->collective_time) best = std::move(*trees);
+    if (trees && (!best || trees->collective_time < best->collective_time))
+      best = std::move(*trees);
   }
-  return std::move(*best);
+  return best;
 }
 
 TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep) {
@@ -496,18 +668,29 @@ Trial make_trial(const Topology& topology, const Collective& collective,
         PlainCopies copies;
         TrialContext plain_context = context;
         if (context.batch_all_reduce) plain_context.plain = &copies;
-        TrialOutcome plain = outcome_of(synthesize_all_reduce(topology, *transposed, collective,
-                                                              plain_context, mode, seed, progress),
-                                        seed, context.keep);
-        if (!context.batch_all_reduce) return plain;
-        // Batched phases judged by the whole: a faster phase alone can make it slower.
-        TrialContext batched_context = plain_context;
-        batched_context.batch = true;
-        TrialOutcome batched =
-            outcome_of(synthesize_all_reduce(topology, *transposed, collective, batched_context,
-                                             mode, seed, ProgressCallback()),
-                       seed, context.keep);
-        return batched.time < plain.time ? std::move(batched) : std::move(plain);
+        Time abandoned_load = 0;
+        std::optional<Algorithm> plain_plan = synthesize_all_reduce(
+            topology, *transposed, collective, plain_context, mode, seed, progress, abandoned_load);
+        std::optional<TrialOutcome> plain;
+        if (plain_plan) plain = outcome_of(std::move(*plain_plan), seed, context.keep);
+        if (context.batch_all_reduce) {
+          // Batched phases judged by the whole: a faster phase alone can make it slower. Kept
+          // only if faster than the plain plan, so that is its time to beat.
+          TrialContext batched_context = plain_context;
+          batched_context.batch = true;
+          if (plain) batched_context.deadline = std::min(context.deadline, plain->time);
+          std::optional<Algorithm> batched_plan =
+              synthesize_all_reduce(topology, *transposed, collective, batched_context, mode, seed,
+                                    ProgressCallback(), abandoned_load);
+          if (batched_plan && (!plain || batched_plan->collective_time < plain->time))
+            return outcome_of(std::move(*batched_plan), seed, context.keep);
+        }
+        if (plain) return std::move(*plain);
+        TrialOutcome abandoned;
+        abandoned.seed = seed;
+        abandoned.abandoned = true;
+        abandoned.time = abandoned_load;
+        return abandoned;
       };
     }
   }
@@ -619,6 +802,9 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   context.justify = options.justify && options.keep_transfers;
   context.matcher_threads = per_trial;
   context.relays = &relays;
+  // Not beside an in-switch plan: where it wins, the result carries the best trial's seed.
+  if (options.deadline > 0 && !in_switch) context.deadline = options.deadline;
+  std::optional<Time> abandoned_load;  // the least load that abandoned a trial
   auto worker = [&](bool reports_progress) {
     static const ProgressCallback kNoProgress;
     while (true) {
@@ -629,7 +815,10 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
                                      reports_progress ? trial_progress : kNoProgress);
         std::lock_guard lock(mutex);
         ++finished_trials;
-        if (!best || better(outcome, *best)) best = std::move(outcome);
+        if (outcome.abandoned)
+          abandoned_load = std::min(abandoned_load.value_or(outcome.time), outcome.time);
+        else if (!best || better(outcome, *best))
+          best = std::move(outcome);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!failure) failure = std::current_exception();
@@ -651,6 +840,19 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   for (auto& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
 
+  if (!best) {
+    // Every trial was abandoned: each would have ended at the deadline or later.
+    SynthesisResult result;
+    result.collective_time = context.deadline;
+    result.seed = options.seed;
+    result.algorithm = Algorithm(collective);
+    result.algorithm.link_model = options.link_model;
+    result.algorithm.collective_time = context.deadline;
+    result.abandoned = "abandoned at " + format_micros(*abandoned_load) + " us >= best " +
+                       format_micros(context.deadline) + " us (a link is busy that long)";
+    result.seconds = seconds_since(started);
+    return result;
+  }
   SynthesisResult result;
   result.collective_time = best->time;
   result.seed = best->seed;

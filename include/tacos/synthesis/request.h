@@ -94,6 +94,9 @@ struct SynthesisRun {
   // With auto_chunks: set when the time budget stopped the K search before its own end
   // (SynthesisRequest::auto_budget_seconds), naming the last K tried; empty otherwise.
   std::string auto_stopped;
+  // With auto_chunks, `tacos`: the K values whose plans were abandoned, each provably no faster
+  // than the best K before it ("K = 4 abandoned at X us >= best Y us ..."); empty if none.
+  std::string abandoned;
 };
 
 // Baseline runs already made for the same request (by name), e.g. the rows of a comparison:

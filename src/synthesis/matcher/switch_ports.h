@@ -72,6 +72,14 @@ class SwitchPorts {
     waiters_[port].clear();
   }
 
+  // Calls `visit(physical link, busy time)` for each hop of switch route `link`: how long one
+  // single-chunk message keeps each link of its route busy.
+  template <class Visit>
+  void for_each_hop(const MatchLink& link, const Visit& visit) const {
+    for (std::int32_t h = link.hops_begin; h < link.hops_end; ++h)
+      visit(hops_[h].link, hops_[h].busy);
+  }
+
   // The physical link a route starts with, and the switch it comes down from.
   LinkId first_hop(const MatchLink& link) const { return hops_[link.hops_begin].link; }
   LinkId last_hop(const MatchLink& link) const { return hops_[link.hops_end - 1].link; }
