@@ -176,17 +176,8 @@ Time greedy_switch_minimum(const Topology& topology, const Collective& collectiv
   return least;
 }
 
-// The domain relay's plan as a trial's outcome (`seed`: the trial's).
-TrialOutcome relay_outcome(Algorithm relay, std::uint64_t seed, bool keep) {
-  TrialOutcome outcome;
-  outcome.seed = seed;
-  outcome.time = relay.collective_time;
-  outcome.transfers = static_cast<std::int64_t>(relay.transfers().size());
-  outcome.wasted = 0;
-  relay.seed = seed;
-  if (keep) outcome.algorithm = std::move(relay);
-  return outcome;
-}
+// A finished schedule as a trial's outcome (`seed`: the trial's; defined below).
+TrialOutcome outcome_of(Algorithm algorithm, std::uint64_t seed, bool keep);
 
 // `keep`: this phase's transfers are needed (a reduction reverses them) even where the
 // synthesis as a whole keeps none (context.keep).
@@ -213,14 +204,14 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   } else {
     // Nor is the greedy run where the least it must keep one link busy already is more.
     if (relay && greedy_switch_minimum(topology, collective, model) > relay->collective_time)
-      return relay_outcome(std::move(*relay), seed, keep);
+      return outcome_of(std::move(*relay), seed, keep);
     detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
                                   context.matcher_threads);
     // The relay wins unless the greedy's plan is strictly faster: a plan that keeps some link
     // busy for the relay's whole time or longer cannot be.
     if (relay) matcher.set_deadline(relay->collective_time + 1, /*retimed=*/true);
     matcher.run();
-    if (matcher.abandoned()) return relay_outcome(std::move(*relay), seed, keep);
+    if (matcher.abandoned()) return outcome_of(std::move(*relay), seed, keep);
     outcome.seed = seed;
     outcome.time = matcher.collective_time();
     outcome.transfers = matcher.transfers();
@@ -272,7 +263,7 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
       // choices").
       adopt_if_faster(outcome, detail::justify_copy_schedule(*outcome.algorithm, topology, model));
     if (relay && relay->collective_time < outcome.time)
-      return relay_outcome(std::move(*relay), seed, keep);
+      return outcome_of(std::move(*relay), seed, keep);
     if (!keep) outcome.algorithm.reset();
   }
   return outcome;
