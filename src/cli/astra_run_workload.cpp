@@ -44,14 +44,15 @@ StepRun run_step(const fs::path& binary, const fs::path& astra, const std::strin
                  const std::string& system, int ranks) {
   StepRun step;
   step.name = name;
-  // A run that exits cleanly with ranks missing is tried twice more before it counts as a
-  // deadlock: once in a suite under heavy load a native run of a bundle that always finishes
-  // lacked ranks (it finished on every run alone).
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  // A run with ranks missing and no error is tried up to four more times before it counts as
+  // a deadlock: in suites under heavy load native runs of bundles that always finish lacked
+  // ranks (they finished on every run alone; once the docs' example then showed another
+  // preferred-dataset-splits winning), whatever the exit code.
+  for (int attempt = 0; attempt < 5; ++attempt) {
     step.run = run_astra(binary, astra, "./workload", system, "log-" + name,
                          "--comm-group-configuration=groups.json");
     step.unfinished = step.run.unfinished(ranks);
-    if (step.unfinished.empty() || step.run.critical || step.run.exit_code != 0) break;
+    if (step.unfinished.empty() || step.run.critical) break;
   }
   step.step_us = step.run.max_finished_ns() / 1e3;
   for (const auto& [rank, wall] : step.run.wall_ns) {
