@@ -75,13 +75,8 @@ Algorithm AllGatherPlan::build_time_reversed(const Topology& topology, const Top
   const Topology transposed_timing = transpose(timing);
   Algorithm reduced = reverse_into_reduction(
       build_by_steps(transposed, transposed_timing, gather, name, model), collective);
-  if (collective.kind() == CollectiveKind::kAllReduce) {
-    const Time offset = reduced.collective_time;
-    Algorithm whole = with_provenance(collective, reduced);
-    append(whole, reduced);
-    append(whole, build_by_steps(topology, timing, gather, name, model), offset);
-    reduced = std::move(whole);
-  }
+  if (collective.kind() == CollectiveKind::kAllReduce)
+    append(reduced, build_by_steps(topology, timing, gather, name, model), reduced.collective_time);
   compact(reduced, timing, model);
   reduced.synthesizer = name;
   reduced.link_model = model;
