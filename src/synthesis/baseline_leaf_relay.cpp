@@ -99,14 +99,29 @@ std::optional<std::pair<int, int>> leaf_relay_shape(const TopologyShape& shape, 
 
 namespace {
 
+// partners[leaf][offset][group] (balanced_partners), for the messages (forward) and their time
+// reversal (reversed): the same for every message size, so searched once.
+using Partners = std::vector<std::vector<std::vector<std::vector<int>>>>;
+struct BothPartners {
+  Partners forward, reversed;
+};
+
+Partners all_partners(const Topology& network, int hosts, int leaves, bool reversed) {
+  Partners partners(leaves, std::vector<std::vector<std::vector<int>>>(leaves));
+  for (int l = 0; l < leaves; ++l)
+    for (int a = 1; a < leaves; ++a)
+      for (int g = 0; g < 2; ++g)
+        partners[l][a].push_back(balanced_partners(network, hosts, leaves, l, a, g, reversed));
+  return partners;
+}
+
 // The schedule with `per_message` chunks in each message of the closing slots inside a leaf.
 Algorithm leaf_relay_with(const Topology& topology, const Topology& timing,
                           const Collective& collective, LinkModel model, int hosts, int leaves,
-                          std::size_t per_message) {
+                          const BothPartners& both, std::size_t per_message) {
   const CollectiveKind kind = collective.kind();
   const int k_count = collective.chunks_per_npu();
   const int half = hosts / 2, remote = leaves - 1, in_group = half - 1;
-  const Topology& network = timing;
   LogicalSchedule schedule(topology, timing, collective);
   auto npu = [&](int leaf, int q) { return ((leaf % leaves + leaves) % leaves) * hosts + q; };
   auto chunk = [&](NpuId owner, int k) { return static_cast<ChunkId>(owner * k_count + k); };
@@ -114,13 +129,7 @@ Algorithm leaf_relay_with(const Topology& topology, const Topology& timing,
   // One All-Gather, or its time reversal (reduce: every message turned round and run backwards
   // from `base + span`, partial sums flowing to the owners). Returns the next free step.
   auto phase = [&](std::int64_t base, bool reduce) {
-    // partners[leaf][offset][group]
-    std::vector<std::vector<std::vector<std::vector<int>>>> partners(
-        leaves, std::vector<std::vector<std::vector<int>>>(leaves));
-    for (int l = 0; l < leaves; ++l)
-      for (int a = 1; a < leaves; ++a)
-        for (int g = 0; g < 2; ++g)
-          partners[l][a].push_back(balanced_partners(network, hosts, leaves, l, a, g, reduce));
+    const Partners& partners = reduce ? both.reversed : both.forward;
     const std::int64_t singles = 2 * std::int64_t{remote} * k_count;
     std::int64_t span = 0;
     struct Message {
@@ -246,9 +255,14 @@ Algorithm leaf_relay_with(const Topology& topology, const Topology& timing,
 Algorithm leaf_relay_baseline(const Topology& topology, const Topology& timing,
                               const Collective& collective, LinkModel model, int hosts,
                               int leaves) {
-  Algorithm best = leaf_relay_with(topology, timing, collective, model, hosts, leaves, 2);
+  const CollectiveKind kind = collective.kind();
+  BothPartners both;
+  if (kind != CollectiveKind::kReduceScatter)
+    both.forward = all_partners(timing, hosts, leaves, false);
+  if (kind != CollectiveKind::kAllGather) both.reversed = all_partners(timing, hosts, leaves, true);
+  Algorithm best = leaf_relay_with(topology, timing, collective, model, hosts, leaves, both, 2);
   for (std::size_t per = 4; per <= static_cast<std::size_t>(hosts); per *= 2) {
-    Algorithm next = leaf_relay_with(topology, timing, collective, model, hosts, leaves, per);
+    Algorithm next = leaf_relay_with(topology, timing, collective, model, hosts, leaves, both, per);
     if (next.collective_time >= best.collective_time) break;
     best = std::move(next);
   }
