@@ -103,6 +103,33 @@ TEST(GreedyDeadline, LoadDeadlineAbandonsARunWhoseBusiestLinkReachesIt) {
   EXPECT_EQ(after.rows, free.rows);
 }
 
+TEST(GreedyDeadline, WholeDeadlineAddsWhatTheRestOfTheScheduleKeepsEachLinkBusyFor) {
+  // switch:4 All-Gather as above, planned as one part of a larger schedule whose other parts
+  // already keep every physical link busy for `base` (an All-Reduce's other phases).
+  const Topology star = generate_topology("switch:4", LinkParams{});
+  const Collective all_gather = Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 1, {}, 0);
+  const Outcome free = run(star, all_gather, std::nullopt);
+  ASSERT_FALSE(free.abandoned);
+  const SimulationResult timed = simulate(free.algorithm, star, LinkModel::kTacos);
+  const Time busiest = *std::max_element(timed.link_busy_ps.begin(), timed.link_busy_ps.end());
+  auto whole = [&](Time deadline, Time base) {
+    const ProgressCallback quiet;
+    detail::GreedyMatcher matcher(star, all_gather, LinkModel::kTacos, 3, true, quiet);
+    const std::vector<Time> base_load(static_cast<std::size_t>(star.num_links()), base);
+    matcher.set_whole_deadline(deadline, &base_load);
+    matcher.run();
+    return std::make_tuple(matcher.abandoned(), matcher.abandoned_at(),
+                           matcher.abandoned() ? Time{0} : matcher.collective_time());
+  };
+  // Nothing else on the links: the part's own busiest link against the deadline.
+  EXPECT_EQ(whole(busiest + 1, 0), std::make_tuple(false, Time{0}, free.time));
+  EXPECT_EQ(whole(busiest, 0), std::make_tuple(true, busiest, Time{0}));
+  // 7 us already on every link: the busiest link reaches busiest + 7 us.
+  const Time base = 7'000'000;
+  EXPECT_EQ(whole(busiest + base + 1, base), std::make_tuple(false, Time{0}, free.time));
+  EXPECT_EQ(whole(busiest + base, base), std::make_tuple(true, busiest + base, Time{0}));
+}
+
 }  // namespace
 }  // namespace tacos
 
@@ -143,6 +170,35 @@ TEST(GreedyDeadline, AllReduceGivenADeadlineItCannotBeatIsAbandoned) {
   EXPECT_EQ(kept.collective_time, free.collective_time);
   EXPECT_EQ(kept.seed, free.seed);
   EXPECT_EQ(rows_of(kept.algorithm), rows_of(free.algorithm));
+}
+
+TEST(GreedyDeadline, CopyCollectivesThroughSwitchesGivenADeadlineTheyCannotBeatAreAbandoned) {
+  // switch:8, K = 2: the greedy's plan through the switch, re-timed and justified (one domain:
+  // no relay to fall back on).
+  const Topology fabric = generate_topology("switch:8", LinkParams{});
+  for (const CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    const Collective collective = Collective::make(kind, fabric.npus(), 1 << 20, 2, {}, 0);
+    const SynthesisResult free = synthesize_tacos(fabric, collective, SynthesisOptions{});
+    ASSERT_TRUE(free.abandoned.empty());
+
+    // Every plan keeps some link busy for at least one message: abandoned, no schedule, and
+    // the text names whose time it could not beat.
+    SynthesisOptions tight;
+    tight.deadline = 1;
+    tight.deadline_name = "ring's";
+    const SynthesisResult cut = synthesize_tacos(fabric, collective, tight);
+    EXPECT_NE(cut.abandoned.find(">= ring's 0.000001 us"), std::string::npos) << cut.abandoned;
+    EXPECT_TRUE(cut.algorithm.transfers().empty());
+    EXPECT_EQ(cut.collective_time, 1);
+
+    // One picosecond after its time: made and chosen exactly as without a deadline.
+    SynthesisOptions loose;
+    loose.deadline = free.collective_time + 1;
+    const SynthesisResult kept = synthesize_tacos(fabric, collective, loose);
+    ASSERT_TRUE(kept.abandoned.empty());
+    EXPECT_EQ(kept.collective_time, free.collective_time);
+    EXPECT_EQ(rows_of(kept.algorithm), rows_of(free.algorithm));
+  }
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ struct CompareCommand {
       bars.emplace_back(name, to_micros(run.result.collective_time));
       if (name == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")
         portfolio_note = "tacos: the portfolio kept " + run.portfolio_winner +
-                         "'s schedule; the TACOS greedy alone (--portfolio off): " +
+                         "'s schedule; the TACOS greedy alone" +
+                         greedy_alone_note(run, " (--portfolio off)") + ": " +
                          format_micros(run.greedy_time) + " us\n";
       else if (name == "tacos" && !run.portfolio_skipped.empty() &&
                run.portfolio_skipped != "--portfolio off")

@@ -8,6 +8,7 @@
 #include "algorithm_runner.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/synthesis/report.h"
+#include "tacos/synthesis/request.h"
 
 namespace tacos::cli {
 
@@ -48,6 +49,14 @@ class KeyedJson {
 // store_and_forward_bound_us, store_and_forward_ratio, binding_bound, binding_bound_us,
 // binding_ratio (in both key lists, in that order).
 void put_report(KeyedJson& json, const Report& report);
+
+// What qualifies "the TACOS greedy alone" beside the time it reached: `plain`, or where the
+// portfolio's fastest baseline cut the greedy's K search short (SynthesisRun::greedy_cut_by),
+// that the time is its best over the K it finished.
+inline std::string greedy_alone_note(const SynthesisRun& run, const std::string& plain) {
+  if (run.greedy_cut_by.empty()) return plain;
+  return " (at the K it finished; larger K could not beat " + run.greedy_cut_by + ")";
+}
 
 inline nlohmann::ordered_json json_or_null(const std::optional<double>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();

@@ -351,6 +351,7 @@ void GreedyMatcher::handle_arrival(std::uint32_t flight_index, Time now) {
         flight.multicast ? std::nullopt : find_replacement(flight, now);
     if (!replacement) {
       ++wasted_;
+      flights_[flight_index].wasted = true;
       return;
     }
     chunk = *replacement;
@@ -455,7 +456,7 @@ void GreedyMatcher::start(const Started& started, const std::vector<ChunkId>& ba
           Record{route.src, route.dst, now, arrival, carried, true, group, continues});
     }
     std::uint32_t flight_index;
-    const Flight flight{carried, on, started.source_log_size, multicast, record};
+    const Flight flight{carried, on, started.source_log_size, multicast, false, record};
     if (!free_flights_.empty()) {
       flight_index = free_flights_.back();
       free_flights_.pop_back();
@@ -752,23 +753,31 @@ bool GreedyMatcher::load_reaches_deadline(const std::vector<std::uint32_t>& buck
     port_load_.assign(ports_.ports(), 0);
   }
   bool reached = false;
-  auto add = [&](Time& load, Time busy) {
+  auto add = [&](Time& load, Time busy, Time base) {
     load += busy;
-    if (load >= deadline_ && !reached) {
+    if (reached) return;
+    if (load >= deadline_) {
       reached = true;
       abandoned_at_ = load;
+    } else if (base_load_ && load + base >= whole_deadline_) {
+      reached = true;
+      abandoned_at_ = load + base;
     }
   };
   for (const std::uint32_t event : bucket) {
     if (!is_flight(event)) continue;
     // The arrival has been handled; its flight stays as it was until the next round starts.
     const Flight& flight = flights_[event];
-    if (flight.multicast) continue;
+    if (flight.multicast || flight.wasted) continue;
     const MatchLink& l = links_[flight.link];
     if (l.switch_route())
-      ports_.for_each_hop(l, [&](LinkId port, Time busy) { add(port_load_[port], busy); });
+      ports_.for_each_hop(l, [&](LinkId port, Time busy) {
+        add(port_load_[port], busy,
+            base_load_ && static_cast<std::size_t>(port) < base_load_->size() ? (*base_load_)[port]
+                                                                              : 0);
+      });
     else
-      add(direct_load_[flight.link], l.busy_delay);
+      add(direct_load_[flight.link], l.busy_delay, 0);
   }
   return reached;
 }
@@ -777,7 +786,8 @@ void GreedyMatcher::run() {
   seed_initial_holdings();
   for (LinkId l = 0; l < static_cast<LinkId>(links_.size()); ++l) queue_link(l);
   // Batched messages pay one latency for several chunks: their arrivals are not counted.
-  const bool bound_load = deadline_ != kNoDeadline && retimed_deadline_ && !batches();
+  const bool bound_load =
+      ((deadline_ != kNoDeadline && retimed_deadline_) || base_load_) && !batches();
   Time now = 0;
   while (remaining_ > 0) {
     match_queued_links(now);

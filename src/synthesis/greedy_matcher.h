@@ -77,9 +77,18 @@ class GreedyMatcher {
   //   messages are not counted (their links are busy for less than one chunk each), so the
   //   bound only errs low.
   // Call before run().
+  // Deliveries a faster path beat are not counted (a reduction prunes them).
   void set_deadline(Time deadline, bool retimed) {
     deadline_ = deadline;
     retimed_deadline_ = retimed;
+  }
+  // A second retimed deadline, for a part of a larger schedule (an All-Reduce's phase):
+  // abandoned once the arrivals on a physical link of a switch route plus `base_load` (per
+  // physical link id: what the rest of the schedule keeps that link busy for at least) reach
+  // `deadline`. Call with set_deadline's retimed deadline (kNoDeadline there if none).
+  void set_whole_deadline(Time deadline, const std::vector<Time>* base_load) {
+    whole_deadline_ = deadline;
+    base_load_ = base_load;
   }
   bool abandoned() const { return abandoned_; }
   // When abandoned: the time (not retimed) or the link's busy time (retimed) that reached the
@@ -103,6 +112,7 @@ class GreedyMatcher {
     LinkId link;
     std::uint32_t source_log_length;  // what the source held when the transfer started
     bool multicast = false;           // part of a multicast message: never carries a replacement
+    bool wasted = false;  // arrived where a faster path had won (pruned from reductions)
     std::int64_t record;  // index into records_, or -1 (after the bool: 24 bytes, not 32)
   };
   struct Record {
@@ -281,6 +291,8 @@ class GreedyMatcher {
   Time abandoned_at_ = 0;
   std::vector<Time> direct_load_;  // per matcher link (direct links): busy time of arrivals
   std::vector<Time> port_load_;    // per physical link on switch routes: the same
+  Time whole_deadline_ = std::numeric_limits<Time>::max();  // set_whole_deadline
+  const std::vector<Time>* base_load_ = nullptr;
 
   std::int64_t remaining_ = 0;
   std::int64_t total_needed_ = 0;

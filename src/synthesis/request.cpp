@@ -57,9 +57,19 @@ SynthesisRun run_once(const AlgorithmInfo& info, const Topology& network,
   return run;
 }
 
+// A schedule already made for the same request (the portfolio's fastest baseline): the greedy's
+// K search abandons a larger K once it provably cannot beat it.
+struct TimeToBeat {
+  Time time = 0;
+  std::string name;
+};
+
 // The request's K, or the search over K = 1, 2, 4, ... (SynthesisRequest::auto_chunks).
+// `to_beat` (auto_chunks only) bounds every K after the first, which always runs in full so
+// that the greedy's own time is known.
 SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
-                           const SynthesisRequest& request) {
+                           const SynthesisRequest& request,
+                           const std::optional<TimeToBeat>& to_beat = std::nullopt) {
   if (!request.auto_chunks)
     return run_once(info, network, request.collective_at(network.npus(), request.chunks_per_npu),
                     request.options);
@@ -74,18 +84,23 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   const Collective probe = request.collective_at(network.npus(), 1);
   std::string stopped;
   std::string abandoned;
-  for (int k = 1; k <= (1 << 20); k *= 2) {
+  std::string cut_by;
+  // Where the search ends by its own rules: no K past this one is tried.
+  auto past_end = [&](int k) {
+    if (k > (1 << 20)) return true;
     const double pieces = rooted(probe.kind()) ? k : static_cast<double>(probe.num_members()) * k;
-    if (k > 1 && static_cast<double>(probe.size()) / pieces < 1) break;
+    if (static_cast<double>(probe.size()) / pieces < 1) return true;
     // Transfers grow with members x chunks: every other member needs every chunk, All-Reduce
     // moves each twice (reducing, gathering). Broadcast and Reduce keep the limit their K
     // choices were measured with: members x chunks <= 2M.
     const double members = static_cast<double>(probe.num_members());
-    const bool over =
-        rooted(probe.kind())
-            ? members * pieces > kRootedTransferBudget
-            : (members - 1) * pieces * (probe.kind() == Kind::kAllReduce ? 2 : 1) > kTransferBudget;
-    if (k > 1 && over) break;
+    return rooted(probe.kind())
+               ? members * pieces > kRootedTransferBudget
+               : (members - 1) * pieces * (probe.kind() == Kind::kAllReduce ? 2 : 1) >
+                     kTransferBudget;
+  };
+  for (int k = 1; k <= (1 << 20); k *= 2) {
+    if (k > 1 && past_end(k)) break;
     if (k > 1 && request.auto_budget_seconds > 0 && seconds >= request.auto_budget_seconds) {
       // Checked only here, where the search would go on: a search that ended by its own rules
       // within the same K reports nothing.
@@ -98,11 +113,26 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     // Branch and bound: a K is only kept if strictly faster than the best so far, so the
     // greedy may abandon a plan that provably cannot be (SynthesisOptions::deadline).
     SynthesisOptions options = request.options;
-    if (best) options.deadline = best->result.collective_time;
+    if (best) {
+      const Time own = best->result.collective_time;
+      options.deadline = own;
+      // The baseline's time is the one to beat only where stopping this K there cannot change
+      // where the search goes next: it is the last K, or a K that cannot beat the baseline
+      // cannot gain on the greedy's own best either. So the schedule kept is the one kept
+      // without it; only the greedy's own best may be missing a K that lost to the baseline.
+      const bool last = past_end(2 * k);
+      if (to_beat && to_beat->time < own &&
+          (last ||
+           static_cast<double>(to_beat->time) >= (1 - kMinGain) * static_cast<double>(own))) {
+        options.deadline = to_beat->time;
+        options.deadline_name = to_beat->name + "'s";
+      }
+    }
     SynthesisRun run = run_once(info, network, request.collective_at(network.npus(), k), options);
     seconds += run.result.seconds;
     if (!run.result.abandoned.empty()) {
       // Not a result: no gain, and never the best.
+      if (options.deadline_name != "best") cut_by = to_beat->name;
       abandoned += (abandoned.empty() ? "" : "; ") + std::string("K = ") + std::to_string(k) + " " +
                    run.result.abandoned;
       if (++without_gain == 2) break;
@@ -123,6 +153,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   best->result.seconds = seconds;
   best->auto_stopped = stopped;
   best->abandoned = abandoned;
+  best->greedy_cut_by = cut_by;
   return std::move(*best);
 }
 
@@ -269,30 +300,28 @@ std::optional<std::string> portfolio_skip_reason(const Topology& network,
 SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request,
                         const KnownRuns* known) {
   const AlgorithmInfo& info = find_algorithm(request.algorithm);
-  SynthesisRun greedy = search_chunks(info, network, request);
-  if (info.name != "tacos") return greedy;
-  greedy.greedy_time = greedy.result.collective_time;
-  if (!request.portfolio) {
-    greedy.portfolio_skipped = "--portfolio off";
+  if (info.name != "tacos") return search_chunks(info, network, request);
+  auto greedy_alone = [&](std::string why, const std::optional<TimeToBeat>& to_beat) {
+    SynthesisRun greedy = search_chunks(info, network, request, to_beat);
+    greedy.greedy_time = greedy.result.collective_time;
+    greedy.portfolio_skipped = std::move(why);
     return greedy;
-  }
+  };
+  if (!request.portfolio) return greedy_alone("--portfolio off", std::nullopt);
   const int first_k = request.auto_chunks ? 1 : request.chunks_per_npu;
   // Over the estimate's budget only the candidates that send between neighbours run: their
   // transfers are the least any schedule needs, and their own budget bounds them.
   const std::optional<std::string> over_budget = portfolio_skip_reason(
       network, request.collective_at(network.npus(), first_k), request.options);
-  if (over_budget && !request.options.keep_transfers) {
-    greedy.portfolio_skipped = *over_budget;
-    return greedy;
-  }
+  if (over_budget && !request.options.keep_transfers) return greedy_alone(*over_budget, {});
+  // The baselines first, so that the greedy's K search stops a K that cannot beat the fastest.
   std::vector<std::string> tried;
   // Candidates in registry order; strictly faster wins, so ties keep the earlier one.
   std::optional<SynthesisRun> built;  // the fastest baseline built here
-  const SynthesisRun* best = &greedy;
-  std::string winner = "tacos";
-  double seconds = greedy.result.seconds;
-  // Every search the budget cut short, the greedy's first ("tacos: ...; ring: ...").
-  std::string stops = greedy.auto_stopped;
+  const SynthesisRun* best = nullptr;
+  std::string winner;
+  double seconds = 0;
+  std::string baseline_stops;  // every baseline search the budget cut short ("ring: ...")
   for (const AlgorithmInfo& candidate : algorithm_registry()) {
     if (candidate.name == "tacos") continue;
     const SynthesisRun* run = nullptr;
@@ -316,11 +345,13 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
         continue;
       }
       seconds += own.result.seconds;
-      if (!own.auto_stopped.empty()) stops += (stops.empty() ? "" : "; ") + own.auto_stopped;
+      if (!own.auto_stopped.empty())
+        baseline_stops += (baseline_stops.empty() ? "" : "; ") + own.auto_stopped;
       run = &own;
     }
     if (!run->skipped_reason) tried.push_back(candidate.name);
-    if (run->skipped_reason || run->result.collective_time >= best->result.collective_time)
+    if (run->skipped_reason ||
+        (best && run->result.collective_time >= best->result.collective_time))
       continue;
     winner = candidate.name;
     if (run == &own) {
@@ -330,6 +361,15 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
       best = run;
     }
   }
+  std::optional<TimeToBeat> to_beat;
+  if (best && request.auto_chunks) to_beat = TimeToBeat{best->result.collective_time, winner};
+  SynthesisRun greedy = search_chunks(info, network, request, to_beat);
+  greedy.greedy_time = greedy.result.collective_time;
+  seconds += greedy.result.seconds;
+  std::string stops = greedy.auto_stopped;
+  if (!baseline_stops.empty()) stops += (stops.empty() ? "" : "; ") + baseline_stops;
+  // Ties keep the greedy.
+  if (!best || greedy.result.collective_time <= best->result.collective_time) winner = "tacos";
   std::string skipped;
   if (over_budget) {
     if (tried.empty()) {
@@ -350,12 +390,13 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
     greedy.result.seconds = seconds;
     return greedy;
   }
-  // The winner is either the baseline built here last or a known run (copied).
+  // The winner is either the baseline built here or a known run (copied).
   SynthesisRun kept = built && best == &*built ? std::move(*built) : *best;
   kept.name = "tacos";
   kept.portfolio_winner = winner;
   kept.portfolio_skipped = skipped;
   kept.greedy_time = greedy.greedy_time;
+  kept.greedy_cut_by = greedy.greedy_cut_by;
   kept.auto_stopped = stops;
   kept.abandoned = greedy.abandoned;
   kept.result.algorithm.synthesizer = "tacos/" + winner;

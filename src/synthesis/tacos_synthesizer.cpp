@@ -15,6 +15,7 @@
 #include <thread>
 #include <tuple>
 
+#include "../common/parallel_tasks.h"
 #include "domain_relay.h"
 #include "greedy_matcher.h"
 #include "in_switch.h"
@@ -129,6 +130,15 @@ struct TrialContext {
   int matcher_threads = 1;       // threads a trial's matcher may use (the rest run other trials)
   RelayCache* relays = nullptr;  // shared by the trials; null: no sharing
   Time deadline = kNoDeadline;   // SynthesisOptions::deadline (All-Reduce plans)
+  // SynthesisOptions::deadline for the one copy run of a copy collective or reduction through
+  // switches (run_copy): its greedy stops once it cannot finish before it, and the trial is
+  // abandoned unless the domain relay is a result.
+  Time copy_deadline = kNoDeadline;
+  // An All-Reduce wave's phase (run_copy through switches): its greedy stops once a link's
+  // arrivals plus whole_base (per link id: what the rest of the All-Reduce keeps it busy for at
+  // least) reach whole_deadline (GreedyMatcher::set_whole_deadline).
+  Time whole_deadline = kNoDeadline;
+  const std::vector<Time>* whole_base = nullptr;
   PlainCopies* plain = nullptr;  // the trial's own (All-Reduce); null: none kept
 };
 
@@ -202,16 +212,33 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
   if (const TrialOutcome* made = reuse ? context.plain->find(key) : nullptr) {
     outcome = *made;
   } else {
+    // The relay wins unless the greedy's plan is strictly faster: a plan that keeps some link
+    // busy for the relay's whole time or longer cannot be. Nor can one that keeps a link busy
+    // until the time to beat (copy_deadline).
+    const Time to_beat =
+        retime ? std::min(context.copy_deadline, relay ? relay->collective_time + 1 : kNoDeadline)
+               : kNoDeadline;
+    // The relay is the result unless it cannot beat the time to beat either.
+    auto give_up = [&](Time load) {
+      if (relay && relay->collective_time < context.copy_deadline)
+        return outcome_of(std::move(*relay), seed, keep);
+      TrialOutcome abandoned;
+      abandoned.seed = seed;
+      abandoned.abandoned = true;
+      abandoned.time = load;
+      return abandoned;
+    };
     // Nor is the greedy run where the least it must keep one link busy already is more.
-    if (relay && greedy_switch_minimum(topology, collective, model) > relay->collective_time)
-      return outcome_of(std::move(*relay), seed, keep);
+    if (to_beat != kNoDeadline)
+      if (const Time least = greedy_switch_minimum(topology, collective, model); least >= to_beat)
+        return give_up(least);
     detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
                                   context.matcher_threads);
-    // The relay wins unless the greedy's plan is strictly faster: a plan that keeps some link
-    // busy for the relay's whole time or longer cannot be.
-    if (relay) matcher.set_deadline(relay->collective_time + 1, /*retimed=*/true);
+    if (to_beat != kNoDeadline) matcher.set_deadline(to_beat, /*retimed=*/true);
+    if (retime && context.whole_base)
+      matcher.set_whole_deadline(context.whole_deadline, context.whole_base);
     matcher.run();
-    if (matcher.abandoned()) return outcome_of(std::move(*relay), seed, keep);
+    if (matcher.abandoned()) return give_up(matcher.abandoned_at());
     outcome.seed = seed;
     outcome.time = matcher.collective_time();
     outcome.transfers = matcher.transfers();
@@ -280,15 +307,17 @@ Collective copy_counterpart(const Collective& reduction) {
 
 // Reduce-Scatter / Reduce: the copy collective on the transposed topology, pruned to trees,
 // reversed, and re-timed as early as dependencies allow.
-Algorithm synthesize_reduction(const Topology& topology, const Topology& transposed,
-                               const Collective& reduction, const TrialContext& context,
-                               std::uint64_t seed, const ProgressCallback& progress) {
+// An abandoned copy run (context.copy_deadline) is returned as it is, with no schedule.
+TrialOutcome synthesize_reduction(const Topology& topology, const Topology& transposed,
+                                  const Collective& reduction, const TrialContext& context,
+                                  std::uint64_t seed, const ProgressCallback& progress) {
   const Collective copy = copy_counterpart(reduction);
   TrialOutcome forward = run_copy(transposed, copy, context, seed, true, progress);
+  if (forward.abandoned) return forward;
   Algorithm reversed =
       detail::reverse_into_reduction(detail::prune_to_trees(*forward.algorithm), reduction);
   detail::compact(reversed, topology, context.model);
-  return reversed;
+  return outcome_of(std::move(reversed), seed, /*keep=*/true);
 }
 
 // All-Reduce over the chunk pieces in `pieces` (indexes 0..K-1 of each member's share): a
@@ -296,14 +325,19 @@ Algorithm synthesize_reduction(const Topology& topology, const Topology& transpo
 // chunk ids in the All-Reduce's numbering.
 // `abandon_after_reduction` (if set) sees the wave's Reduce-Scatter (in the wave's chunk
 // numbering) before the All-Gather is planned; true: the wave is abandoned (nothing).
+// `bound_phase` (if set) gives each phase's context its whole_deadline before it is planned
+// (gather: false for the Reduce-Scatter); a phase abandoned by it abandons the wave, its load
+// in `abandoned_load`.
 using ReductionCheck = std::function<bool(const Algorithm& reduced)>;
+using PhaseBound = std::function<void(TrialContext& phase, bool gather)>;
 
 std::optional<Algorithm> all_reduce_wave(const Topology& topology, const Topology& transposed,
                                          const Collective& all_reduce,
                                          const std::vector<int>& pieces,
                                          const TrialContext& context, std::uint64_t seed,
                                          const ProgressCallback& progress,
-                                         const ReductionCheck& abandon_after_reduction) {
+                                         const ReductionCheck& abandon_after_reduction,
+                                         const PhaseBound& bound_phase, Time& abandoned_load) {
   const int k = all_reduce.chunks_per_npu();
   const int wave_k = static_cast<int>(pieces.size());
   const int n = all_reduce.num_members();
@@ -320,10 +354,23 @@ std::optional<Algorithm> all_reduce_wave(const Topology& topology, const Topolog
     if (!progress) return {};
     return [&progress, from](double f) { progress(from + f / 2); };
   };
-  const Algorithm reduced =
-      synthesize_reduction(topology, transposed, reduce_scatter, context, seed, half(0.0));
+  TrialContext phase = context;
+  if (bound_phase) bound_phase(phase, /*gather=*/false);
+  TrialOutcome reduction =
+      synthesize_reduction(topology, transposed, reduce_scatter, phase, seed, half(0.0));
+  if (reduction.abandoned) {
+    abandoned_load = std::max(abandoned_load, reduction.time);
+    return std::nullopt;
+  }
+  const Algorithm reduced = std::move(*reduction.algorithm);
   if (abandon_after_reduction && abandon_after_reduction(reduced)) return std::nullopt;
-  TrialOutcome gathered = run_copy(topology, all_gather, context, seed, true, half(0.5));
+  phase = context;
+  if (bound_phase) bound_phase(phase, /*gather=*/true);
+  TrialOutcome gathered = run_copy(topology, all_gather, phase, seed, true, half(0.5));
+  if (gathered.abandoned) {
+    abandoned_load = std::max(abandoned_load, gathered.time);
+    return std::nullopt;
+  }
   // A member's pieces are interchangeable: the All-Gather sends first the piece whose
   // reduction completes first, so that, re-timed as early as possible, it can start while the
   // member's last reductions still arrive.
@@ -411,6 +458,119 @@ PhaseMinimum phase_minimum(const Topology& topology, const Topology& transposed,
   return least;
 }
 
+// One wave count of an All-Reduce (synthesize_all_reduce): its waves planned, then joined at
+// each offset; the fastest joined schedule, or nothing (with `abandoned_load` raised to the
+// busiest link's load) once no joining of them can finish before `to_beat`.
+std::optional<Algorithm> plan_waves(const Topology& topology, const Topology& transposed,
+                                    const Collective& all_reduce, const TrialContext& context,
+                                    AllReduceMode mode, std::uint64_t seed, int waves, Time to_beat,
+                                    const ProgressCallback& progress, Time& abandoned_load) {
+  const LinkModel model = context.model;
+  const int k = all_reduce.chunks_per_npu();
+  std::optional<Algorithm> best;
+  // Waves are laid out one after the other, or (overlapped) each wave's Reduce-Scatter right
+  // after the previous wave's, beside that wave's All-Gather: a link then takes them in that
+  // interleaved order, so an NPU's egress reduces the next wave while its ingress gathers
+  // the last (a mesh corner's two links carry the whole buffer each way either way).
+  std::vector<Algorithm> planned;
+  std::vector<Time> reduced_at;
+  // Branch and bound: whichever offsets join the waves, the joined schedule holds every
+  // wave's transfers and is timed by the simulator, so it ends no earlier than the busiest
+  // link's total load. Once the waves planned so far load a link until the time to beat (the
+  // deadline, or the best wave count so far: only a strictly faster one replaces it), the
+  // remaining waves are not planned.
+  // Phases not planned yet count with the least they must carry (phase_minimum), so that a
+  // plan is dropped before its costly phases where their minimum already settles it.
+  const bool bounded = to_beat != kNoDeadline;
+  std::vector<Time> load(bounded ? static_cast<std::size_t>(topology.num_links()) : 0, 0);
+  std::vector<Time> to_come(load.size(), 0);  // the phases' minimums not planned yet
+  std::vector<PhaseMinimum> least;
+  auto wave_pieces = [&](int w) { return (w + 1) * k / waves - w * k / waves; };
+  if (bounded)
+    for (int w = 0; w < waves; ++w) {
+      least.push_back(phase_minimum(topology, transposed, all_reduce, wave_pieces(w), context));
+      for (std::size_t l = 0; l < load.size(); ++l)
+        to_come[l] += least.back().reduce[l] + least.back().gather[l];
+    }
+  Time busiest = 0;
+  auto reaches = [&] {
+    for (std::size_t l = 0; l < load.size(); ++l) busiest = std::max(busiest, load[l] + to_come[l]);
+    return busiest >= to_beat;
+  };
+  std::vector<Time> reduced_load;  // the last wave's Reduce-Scatter
+  auto add = [&](const std::vector<Time>& part_load, const std::vector<Time>* minus) {
+    for (std::size_t l = 0; l < load.size(); ++l)
+      load[l] += part_load[l] - (minus ? (*minus)[l] : 0);
+  };
+  bool abandoned = bounded && reaches();
+  for (int w = 0; w < waves && !abandoned; ++w) {
+    std::vector<int> pieces;
+    for (int p = w * k / waves; p < (w + 1) * k / waves; ++p) pieces.push_back(p);
+    ProgressCallback part;
+    if (progress) part = [&progress, w, waves](double f) { progress((w + f) / waves); };
+    ReductionCheck check;
+    PhaseBound bound_phase;
+    std::vector<Time> base;
+    if (bounded)
+      bound_phase = [&, w](TrialContext& phase, bool gather) {
+        const std::vector<Time>& own = gather ? least[w].gather : least[w].reduce;
+        base.resize(load.size());
+        for (std::size_t l = 0; l < load.size(); ++l) base[l] = load[l] + to_come[l] - own[l];
+        phase.whole_deadline = to_beat;
+        phase.whole_base = &base;
+      };
+    if (bounded)
+      check = [&, w](const Algorithm& reduced) {
+        reduced_load = detail::link_loads(reduced, topology, model);
+        add(reduced_load, nullptr);
+        for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].reduce[l];
+        return reaches();
+      };
+    std::optional<Algorithm> wave =
+        all_reduce_wave(topology, transposed, all_reduce, pieces, context,
+                        seed + static_cast<std::uint64_t>(w), part, check, bound_phase, busiest);
+    if (!wave) {
+      abandoned = true;
+      break;
+    }
+    planned.push_back(std::move(*wave));
+    Time rs_end = 0;
+    for (const Transfer& t : planned.back().transfers())
+      if (t.reduce) rs_end = std::max(rs_end, t.end);
+    reduced_at.push_back(rs_end);
+    if (!bounded) continue;
+    // The wave's All-Gather: the whole wave's load less its Reduce-Scatter's.
+    add(detail::link_loads(planned.back(), topology, model), &reduced_load);
+    for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].gather[l];
+    abandoned = reaches();
+  }
+  if (abandoned) {
+    abandoned_load = std::max(abandoned_load, busiest);
+    return std::nullopt;
+  }
+  // Offsets of the next wave's Reduce-Scatter: after this wave's All-Gather (sequential), or
+  // after 1, 3/4 or 1/2 of this wave's Reduce-Scatter (overlapped).
+  for (int overlap : {0, 4, 3, 2}) {
+    if (overlap > 0 && (waves == 1 || mode != AllReduceMode::kPipelined)) continue;
+    Algorithm joined(all_reduce);
+    Time offset = 0;
+    for (int w = 0; w < waves; ++w) {
+      detail::append(joined, planned[w], offset);
+      offset += overlap > 0 ? reduced_at[w] * overlap / 4 : planned[w].collective_time;
+      check_schedule_time(offset, "synthesis");  // waves add up: keep the sum in range
+    }
+    joined.synthesizer = "tacos";
+    joined.link_model = model;
+    // Sequential too: its All-Gather was planned as if it started when the whole
+    // Reduce-Scatter ends, but nothing in the schedule waits for that instant (no file can
+    // express a barrier across ranks: JSON, Chakra and MSCCL replay by dependencies), so
+    // its time is the time it takes started as early as its data and links allow.
+    detail::compact(joined, topology, model);
+    if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
+  }
+  return best;
+}
+
 // Abandoned (nothing, `abandoned_load` set to the busiest link's load) when every wave count's
 // transfers keep some link busy until context.deadline or later.
 std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const Topology& transposed,
@@ -421,108 +581,49 @@ std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const T
   const LinkModel model = context.model;
   const int k = all_reduce.chunks_per_npu();
   std::vector<int> wave_counts{1};
-  if (mode == AllReduceMode::kPipelined) {
+  // Through switches from kOneWaveChunks chunks per member on, one wave only: its schedule,
+  // started as early as data and links allow, already pipelines chunk by chunk, and more waves
+  // never won there (docs/quality.md, "Measured choices").
+  constexpr int kOneWaveChunks = 32;
+  const bool one_wave = topology.switches() > 0 && k >= kOneWaveChunks;
+  if (mode == AllReduceMode::kPipelined && !one_wave) {
     if (k % 2 == 0 && k > 2) wave_counts.push_back(2);
     if (k > 1) wave_counts.push_back(k);
   }
   std::optional<Algorithm> best;
   const std::size_t options = wave_counts.size();
-  for (std::size_t option = 0; option < options; ++option) {
-    const int waves = wave_counts[option];
-    // Waves are laid out one after the other, or (overlapped) each wave's Reduce-Scatter right
-    // after the previous wave's, beside that wave's All-Gather: a link then takes them in that
-    // interleaved order, so an NPU's egress reduces the next wave while its ingress gathers
-    // the last (a mesh corner's two links carry the whole buffer each way either way).
-    std::vector<Algorithm> planned;
-    std::vector<Time> reduced_at;
-    // Branch and bound: whichever offsets join the waves, the joined schedule holds every
-    // wave's transfers and is timed by the simulator, so it ends no earlier than the busiest
-    // link's total load. Once the waves planned so far load a link until the time to beat (the
-    // deadline, or the best wave count so far: only a strictly faster one replaces it), the
-    // remaining waves are not planned.
-    // Phases not planned yet count with the least they must carry (phase_minimum), so that a
-    // plan is dropped before its costly phases where their minimum already settles it.
-    const Time to_beat = std::min(context.deadline, best ? best->collective_time : kNoDeadline);
-    const bool bounded = to_beat != kNoDeadline;
-    std::vector<Time> load(bounded ? static_cast<std::size_t>(topology.num_links()) : 0, 0);
-    std::vector<Time> to_come(load.size(), 0);  // the phases' minimums not planned yet
-    std::vector<PhaseMinimum> least;
-    auto wave_pieces = [&](int w) { return (w + 1) * k / waves - w * k / waves; };
-    if (bounded)
-      for (int w = 0; w < waves; ++w) {
-        least.push_back(phase_minimum(topology, transposed, all_reduce, wave_pieces(w), context));
-        for (std::size_t l = 0; l < load.size(); ++l)
-          to_come[l] += least.back().reduce[l] + least.back().gather[l];
-      }
-    Time busiest = 0;
-    auto reaches = [&] {
-      for (std::size_t l = 0; l < load.size(); ++l)
-        busiest = std::max(busiest, load[l] + to_come[l]);
-      return busiest >= to_beat;
-    };
-    std::vector<Time> reduced_load;  // the last wave's Reduce-Scatter
-    auto add = [&](const std::vector<Time>& part_load, const std::vector<Time>* minus) {
-      for (std::size_t l = 0; l < load.size(); ++l)
-        load[l] += part_load[l] - (minus ? (*minus)[l] : 0);
-    };
-    bool abandoned = bounded && reaches();
-    for (int w = 0; w < waves && !abandoned; ++w) {
-      std::vector<int> pieces;
-      for (int p = w * k / waves; p < (w + 1) * k / waves; ++p) pieces.push_back(p);
+  // A trial with cores to spare plans its wave counts side by side, each bounded by the
+  // deadline alone; one after the other, each is also bounded by the best before it. Either
+  // way the earliest of the fastest is kept, so the schedule is the same.
+  const bool side_by_side = context.matcher_threads > 1 && !context.plain && options > 1;
+  if (side_by_side) {
+    std::vector<std::optional<Algorithm>> planned(options);
+    std::vector<Time> loads(options, 0);
+    TrialContext one_core = context;
+    one_core.matcher_threads = 1;
+    detail::run_tasks(options, context.matcher_threads, [&](std::size_t option) {
+      // Progress from the first wave count only: the callback is not shared between threads.
+      const ProgressCallback quiet;
+      planned[option] =
+          plan_waves(topology, transposed, all_reduce, one_core, mode, seed, wave_counts[option],
+                     context.deadline, option == 0 ? progress : quiet, loads[option]);
+    });
+    for (std::size_t option = 0; option < options; ++option) {
+      abandoned_load = std::max(abandoned_load, loads[option]);
+      if (planned[option] && (!best || planned[option]->collective_time < best->collective_time))
+        best = std::move(planned[option]);
+    }
+  } else {
+    for (std::size_t option = 0; option < options; ++option) {
       ProgressCallback part;
       if (progress)
-        part = [&progress, option, w, waves, options](double f) {
-          progress((option + (w + f) / waves) / options);
-        };
-      ReductionCheck check;
-      if (bounded)
-        check = [&, w](const Algorithm& reduced) {
-          reduced_load = detail::link_loads(reduced, topology, model);
-          add(reduced_load, nullptr);
-          for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].reduce[l];
-          return reaches();
-        };
-      std::optional<Algorithm> wave =
-          all_reduce_wave(topology, transposed, all_reduce, pieces, context,
-                          seed + static_cast<std::uint64_t>(w), part, check);
-      if (!wave) {
-        abandoned = true;
-        break;
-      }
-      planned.push_back(std::move(*wave));
-      Time rs_end = 0;
-      for (const Transfer& t : planned.back().transfers())
-        if (t.reduce) rs_end = std::max(rs_end, t.end);
-      reduced_at.push_back(rs_end);
-      if (!bounded) continue;
-      // The wave's All-Gather: the whole wave's load less its Reduce-Scatter's.
-      add(detail::link_loads(planned.back(), topology, model), &reduced_load);
-      for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].gather[l];
-      abandoned = reaches();
-    }
-    if (abandoned) {
-      abandoned_load = std::max(abandoned_load, busiest);
-      continue;
-    }
-    // Offsets of the next wave's Reduce-Scatter: after this wave's All-Gather (sequential), or
-    // after 1, 3/4 or 1/2 of this wave's Reduce-Scatter (overlapped).
-    for (int overlap : {0, 4, 3, 2}) {
-      if (overlap > 0 && (waves == 1 || mode != AllReduceMode::kPipelined)) continue;
-      Algorithm joined(all_reduce);
-      Time offset = 0;
-      for (int w = 0; w < waves; ++w) {
-        detail::append(joined, planned[w], offset);
-        offset += overlap > 0 ? reduced_at[w] * overlap / 4 : planned[w].collective_time;
-        check_schedule_time(offset, "synthesis");  // waves add up: keep the sum in range
-      }
-      joined.synthesizer = "tacos";
-      joined.link_model = model;
-      // Sequential too: its All-Gather was planned as if it started when the whole
-      // Reduce-Scatter ends, but nothing in the schedule waits for that instant (no file can
-      // express a barrier across ranks: JSON, Chakra and MSCCL replay by dependencies), so
-      // its time is the time it takes started as early as its data and links allow.
-      detail::compact(joined, topology, model);
-      if (!best || joined.collective_time < best->collective_time) best = std::move(joined);
+        part = [&progress, option, options](double f) { progress((option + f) / options); };
+      const Time to_beat = std::min(context.deadline, best ? best->collective_time : kNoDeadline);
+      std::optional<Algorithm> planned =
+          plan_waves(topology, transposed, all_reduce, context, mode, seed, wave_counts[option],
+                     to_beat, part, abandoned_load);
+      if (planned && (!best || planned->collective_time < best->collective_time))
+        best = std::move(planned);
     }
   }
   // Reduce-Scatter + All-Gather loads an NPU by its share, not its links: a mesh corner relays
@@ -640,9 +741,10 @@ Trial make_trial(const Topology& topology, const Collective& collective,
         };
       return [&topology, transposed, &collective](std::uint64_t seed, const TrialContext& context,
                                                   const ProgressCallback& progress) {
-        return outcome_of(
-            synthesize_reduction(topology, *transposed, collective, context, seed, progress), seed,
-            context.keep);
+        TrialOutcome outcome =
+            synthesize_reduction(topology, *transposed, collective, context, seed, progress);
+        if (!context.keep) outcome.algorithm.reset();
+        return outcome;
       };
     }
     case CollectiveKind::kAllReduce: {
@@ -795,6 +897,10 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   context.relays = &relays;
   // Not beside an in-switch plan: where it wins, the result carries the best trial's seed.
   if (options.deadline > 0 && !in_switch) context.deadline = options.deadline;
+  const CollectiveKind kind = collective.kind();
+  if (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kBroadcast ||
+      kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kReduce)
+    context.copy_deadline = context.deadline;
   std::optional<Time> abandoned_load;  // the least load that abandoned a trial
   auto worker = [&](bool reports_progress) {
     static const ProgressCallback kNoProgress;
@@ -839,8 +945,9 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
     result.algorithm = Algorithm(collective);
     result.algorithm.link_model = options.link_model;
     result.algorithm.collective_time = context.deadline;
-    result.abandoned = "abandoned at " + format_micros(*abandoned_load) + " us >= best " +
-                       format_micros(context.deadline) + " us (a link is busy that long)";
+    result.abandoned = "abandoned at " + format_micros(*abandoned_load) +
+                       " us >= " + options.deadline_name + " " + format_micros(context.deadline) +
+                       " us (a link is busy that long)";
     result.seconds = seconds_since(started);
     return result;
   }

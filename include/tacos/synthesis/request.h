@@ -89,8 +89,13 @@ struct SynthesisRun {
   // budget; over the budget with the neighbour-message baselines still tried, it says so and
   // portfolio_winner is set); empty when it ran in full, and for baselines.
   std::string portfolio_skipped;
-  // `tacos`: the TACOS greedy's own time (what --portfolio off reports).
+  // `tacos`: the TACOS greedy's own time (what --portfolio off reports, unless greedy_cut_by
+  // is set: then its best over the K it finished).
   Time greedy_time = 0;
+  // `tacos` with auto_chunks: the baseline whose time abandoned some K of the greedy's search
+  // (the portfolio builds the baselines first; a K whose plan cannot beat the fastest of them
+  // is not finished); empty if none.
+  std::string greedy_cut_by;
   // With auto_chunks: set when the time budget stopped the K search before its own end
   // (SynthesisRequest::auto_budget_seconds), naming the last K tried; empty otherwise.
   std::string auto_stopped;

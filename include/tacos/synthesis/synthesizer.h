@@ -46,12 +46,16 @@ struct SynthesisOptions {
   // keep_transfers is false (so --time-only reports the greedy without it). The domain relay
   // and the packed-tree All-Reduce always justify their own plans.
   bool justify = true;
-  // Branch and bound (the `auto` K search passes the best time found so far): an All-Reduce
-  // plan (a wave count) whose transfers keep some link busy for `deadline` or longer, so that
-  // no timing of them finishes sooner, is abandoned unfinished; the result is then
-  // SynthesisResult::abandoned. Plans that finish before it are exactly those made without it.
-  // 0: none.
+  // Branch and bound (the `auto` K search passes the best time found so far, or the portfolio's
+  // fastest baseline where that is faster): an All-Reduce plan (a wave count), or the greedy's
+  // plan of an All-Gather, Broadcast or their reductions through switches, whose transfers
+  // keep some link busy for `deadline` or longer, so that no timing of them finishes sooner,
+  // is abandoned unfinished; the result is then SynthesisResult::abandoned. Plans that finish
+  // before it are exactly those made without it. 0: none.
   Time deadline = 0;
+  // Whose time `deadline` is, for SynthesisResult::abandoned: "best" (the K search's own best)
+  // or e.g. "node-direct's".
+  std::string deadline_name = "best";
   ProgressCallback progress;
 };
 
@@ -63,7 +67,8 @@ struct SynthesisResult {
   std::int64_t wasted_transfers = 0;  // deliveries beaten by a faster path
   double seconds = 0;                 // wall time of synthesis alone (all trials)
   // Set when SynthesisOptions::deadline cut every trial short ("abandoned at X us >= best Y us
-  // (a link is busy that long)"); there is then no schedule (collective_time is the deadline).
+  // (a link is busy that long)", or ">= node-direct's Y us" after deadline_name); there is
+  // then no schedule (collective_time is the deadline).
   std::string abandoned;
 };
 

@@ -1,0 +1,66 @@
+// The portfolio builds the baselines before the greedy, and the greedy's `auto` K search
+// abandons a larger K once it provably cannot beat the fastest of them (request.h,
+// SynthesisRun::greedy_cut_by) where that cannot change where the search goes: the schedule
+// kept is the one kept without that bound.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tacos/common/units.h"
+#include "tacos/synthesis/request.h"
+#include "tacos/topology/generators.h"
+
+namespace tacos {
+namespace {
+
+SynthesisRequest auto_request(const std::string& algorithm, CollectiveKind kind, Bytes size,
+                              bool portfolio) {
+  SynthesisRequest request;
+  request.algorithm = algorithm;
+  request.collective = kind;
+  request.size = size;
+  request.auto_chunks = true;
+  request.portfolio = portfolio;
+  return request;
+}
+
+TEST(PortfolioBound, TheFastestBaselineCutsTheGreedysLastKWithoutChangingWhatIsKept) {
+  // fattree:8x4x2 (32 hosts) with 50 GB/s to the hosts and 200 GB/s above, All-Gather of 64 B:
+  // K = 2 is the search's last K (one-byte chunks). rhd reaches 11.004255 us, the greedy
+  // 14.50162 us at K = 1; its K = 2 plan keeps a link busy past rhd's time.
+  const Topology fabric = generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
+  const CollectiveKind kind = CollectiveKind::kAllGather;
+  const SynthesisRun rhd = synthesize(fabric, auto_request("rhd", kind, 64, false));
+  const SynthesisRun alone = synthesize(fabric, auto_request("tacos", kind, 64, false));
+  const SynthesisRun kept = synthesize(fabric, auto_request("tacos", kind, 64, true));
+
+  EXPECT_EQ(format_micros(rhd.result.collective_time), "11.004255");
+  EXPECT_EQ(format_micros(alone.result.collective_time), "14.50162");
+  EXPECT_TRUE(alone.greedy_cut_by.empty());
+  EXPECT_NE(alone.abandoned.find("K = 2 abandoned at"), std::string::npos) << alone.abandoned;
+  EXPECT_NE(alone.abandoned.find(">= best 14.50162 us"), std::string::npos) << alone.abandoned;
+
+  EXPECT_EQ(kept.portfolio_winner, "rhd");
+  EXPECT_EQ(kept.result.collective_time, rhd.result.collective_time);
+  EXPECT_EQ(kept.greedy_cut_by, "rhd");
+  EXPECT_NE(kept.abandoned.find(">= rhd's 11.004255 us"), std::string::npos) << kept.abandoned;
+  EXPECT_EQ(kept.greedy_time, alone.result.collective_time);
+}
+
+TEST(PortfolioBound, ABaselineDoesNotEndTheGreedysSearchBeforeItsLastK) {
+  // switch:8 Broadcast of 64 MiB: dbt reaches 1416.65625 us (K = 128). The greedy is far
+  // behind it at small K and only passes it at K = 512; a K that cannot beat dbt must not count
+  // as the end of its search there.
+  const Topology star = generate_topology("switch:8", LinkParams{});
+  const CollectiveKind kind = CollectiveKind::kBroadcast;
+  const SynthesisRun dbt = synthesize(star, auto_request("dbt", kind, 64LL << 20, false));
+  const SynthesisRun kept = synthesize(star, auto_request("tacos", kind, 64LL << 20, true));
+  EXPECT_EQ(format_micros(dbt.result.collective_time), "1416.65625");
+  EXPECT_EQ(kept.portfolio_winner, "tacos");
+  EXPECT_TRUE(kept.greedy_cut_by.empty());
+  EXPECT_EQ(kept.result.algorithm.collective().chunks_per_npu(), 512);
+  EXPECT_EQ(format_micros(kept.result.collective_time), "1401.566412");
+}
+
+}  // namespace
+}  // namespace tacos
