@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <mutex>
 
+#include "../common/parallel_tasks.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
 #include "tacos/synthesis/baselines.h"
@@ -314,58 +316,83 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   const std::optional<std::string> over_budget = portfolio_skip_reason(
       network, request.collective_at(network.npus(), first_k), request.options);
   if (over_budget && !request.options.keep_transfers) return greedy_alone(*over_budget, {});
-  // The baselines first, so that the greedy's K search stops a K that cannot beat the fastest.
-  std::vector<std::string> tried;
-  // Candidates in registry order; strictly faster wins, so ties keep the earlier one.
-  std::optional<SynthesisRun> built;  // the fastest baseline built here
-  const SynthesisRun* best = nullptr;
-  std::string winner;
-  double seconds = 0;
-  std::string baseline_stops;  // every baseline search the budget cut short ("ring: ...")
+  // The baselines first, so that the greedy's K search stops a K that cannot beat the fastest;
+  // those not already made are built side by side (SynthesisOptions::threads).
+  const auto started = std::chrono::steady_clock::now();
+  struct Candidate {
+    const AlgorithmInfo* info;
+    const SynthesisRun* known = nullptr;  // a run already made (a compare row)
+    bool failed = false;                  // could not be built here: no candidate
+    bool skipped = false;
+    std::string auto_stopped;
+  };
+  std::vector<Candidate> candidates;
   for (const AlgorithmInfo& candidate : algorithm_registry()) {
     if (candidate.name == "tacos") continue;
     const SynthesisRun* run = nullptr;
-    SynthesisRun own;
     if (known) {
       const auto it = known->find(candidate.name);
       if (it != known->end()) run = it->second;
     }
-    // Over the budget a run already made (a compare row) still counts: it costs nothing.
+    // Over the budget a run already made still counts: it costs nothing.
     if (over_budget && !candidate.neighbour_messages && !run) continue;
-    if (!run) {
-      const auto started = std::chrono::steady_clock::now();
-      try {
-        own = search_chunks(candidate, network, request);
-      } catch (const VerificationFailure&) {
-        throw;  // a bug, never hidden behind the greedy
-      } catch (const Error&) {
-        // A baseline that cannot be built here (e.g. NPUs it cannot route between) is simply
-        // no candidate; the greedy's own result stands.
-        seconds += seconds_since(started);
-        continue;
-      }
-      seconds += own.result.seconds;
-      if (!own.auto_stopped.empty())
-        baseline_stops += (baseline_stops.empty() ? "" : "; ") + own.auto_stopped;
-      run = &own;
+    candidates.push_back(Candidate{&candidate, run, false, false, {}});
+  }
+  // The fastest built here, ties to the earlier candidate: the same at any thread count, and
+  // only it is held.
+  std::mutex mutex;
+  std::optional<SynthesisRun> built;
+  std::size_t built_index = 0;
+  detail::run_tasks(candidates.size(), request.options.threads, [&](std::size_t i) {
+    Candidate& candidate = candidates[i];
+    if (candidate.known) return;
+    SynthesisRun own;
+    try {
+      own = search_chunks(*candidate.info, network, request);
+    } catch (const VerificationFailure&) {
+      throw;  // a bug, never hidden behind the greedy
+    } catch (const Error&) {
+      // A baseline that cannot be built here (e.g. NPUs it cannot route between) is simply no
+      // candidate; the greedy's own result stands.
+      candidate.failed = true;
+      return;
     }
-    if (!run->skipped_reason) tried.push_back(candidate.name);
-    if (run->skipped_reason ||
-        (best && run->result.collective_time >= best->result.collective_time))
-      continue;
-    winner = candidate.name;
-    if (run == &own) {
+    candidate.skipped = own.skipped_reason.has_value();
+    candidate.auto_stopped = own.auto_stopped;
+    if (candidate.skipped) return;
+    std::lock_guard lock(mutex);
+    const bool faster =
+        !built || own.result.collective_time < built->result.collective_time ||
+        (own.result.collective_time == built->result.collective_time && i < built_index);
+    if (faster) {
       built = std::move(own);
-      best = &*built;
-    } else {
-      best = run;
+      built_index = i;
     }
+  });
+  std::vector<std::string> tried;
+  const SynthesisRun* best = nullptr;
+  std::string winner;
+  std::string baseline_stops;  // every baseline search the budget cut short ("ring: ...")
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& candidate = candidates[i];
+    if (!candidate.auto_stopped.empty())
+      baseline_stops += (baseline_stops.empty() ? "" : "; ") + candidate.auto_stopped;
+    const SynthesisRun* run = candidate.known;
+    if (!run && built && built_index == i) run = &*built;
+    if (candidate.known ? candidate.known->skipped_reason.has_value()
+                        : candidate.failed || candidate.skipped)
+      continue;
+    tried.push_back(candidate.info->name);
+    // Strictly faster wins, so ties keep the earlier one.
+    if (!run || (best && run->result.collective_time >= best->result.collective_time)) continue;
+    winner = candidate.info->name;
+    best = run;
   }
   std::optional<TimeToBeat> to_beat;
   if (best && request.auto_chunks) to_beat = TimeToBeat{best->result.collective_time, winner};
   SynthesisRun greedy = search_chunks(info, network, request, to_beat);
   greedy.greedy_time = greedy.result.collective_time;
-  seconds += greedy.result.seconds;
+  const double seconds = seconds_since(started);  // wall time: baselines and greedy
   std::string stops = greedy.auto_stopped;
   if (!baseline_stops.empty()) stops += (stops.empty() ? "" : "; ") + baseline_stops;
   // Ties keep the greedy.
