@@ -173,11 +173,12 @@ TEST(GreedyDeadline, AllReduceGivenADeadlineItCannotBeatIsAbandoned) {
 }
 
 TEST(GreedyDeadline, CopyCollectivesThroughSwitchesGivenADeadlineTheyCannotBeatAreAbandoned) {
-  // switch:8, K = 2: the greedy's plan through the switch, re-timed and justified (one domain:
-  // no relay to fall back on).
+  // switch:8, K = 2, among NPUs 0-5: the greedy's plan through the switch, re-timed and
+  // justified (a process group: no domain relay to fall back on).
   const Topology fabric = generate_topology("switch:8", LinkParams{});
   for (const CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
-    const Collective collective = Collective::make(kind, fabric.npus(), 1 << 20, 2, {}, 0);
+    const Collective collective =
+        Collective::make(kind, fabric.npus(), 1 << 20, 2, {0, 1, 2, 3, 4, 5}, 0);
     const SynthesisResult free = synthesize_tacos(fabric, collective, SynthesisOptions{});
     ASSERT_TRUE(free.abandoned.empty());
 

@@ -218,10 +218,10 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     const Time to_beat =
         retime ? std::min(context.copy_deadline, relay ? relay->collective_time + 1 : kNoDeadline)
                : kNoDeadline;
-    // The relay is the result unless it cannot beat the time to beat either.
+    // The relay, where there is one, is then the result (a reduction reverses it, which may
+    // change its time; the K search judges the result).
     auto give_up = [&](Time load) {
-      if (relay && relay->collective_time < context.copy_deadline)
-        return outcome_of(std::move(*relay), seed, keep);
+      if (relay) return outcome_of(std::move(*relay), seed, keep);
       TrialOutcome abandoned;
       abandoned.seed = seed;
       abandoned.abandoned = true;
