@@ -439,7 +439,9 @@ def synthesize(topology, collective="all-gather", size="64MiB", chunks_per_npu=1
     (``"tacos"`` or a baseline; None when the portfolio did not run, ``portfolio_skipped`` says
     why) and ``result.greedy_time_us`` is tacos's own schedule's time (the greedy, with message
     coalescing on direct links under the tacos link model, and its ports' orders justified
-    through switches). False: the TACOS greedy without baselines, not coalesced (still
+    through switches; with ``chunks_per_npu="auto"`` its best over the K it finished: the
+    baselines are built first, and the greedy's last K stops once it cannot beat the fastest
+    of them). False: the TACOS greedy without baselines, not coalesced (still
     justified). Not run with ``time_only`` nor beyond 262,144 estimated baseline
     transfers (``kPortfolioBudget``; ``portfolio_skipped`` says so).
 
