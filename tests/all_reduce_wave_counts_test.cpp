@@ -5,17 +5,14 @@
 #include <tuple>
 #include <vector>
 
+#include "schedule_rows.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/generators.h"
 
 namespace tacos {
 namespace {
 
-std::vector<std::tuple<DeviceId, DeviceId, Time, Time, bool>> rows_of(const Algorithm& a) {
-  std::vector<std::tuple<DeviceId, DeviceId, Time, Time, bool>> rows;
-  for (const Transfer& t : a.transfers()) rows.emplace_back(t.src, t.dst, t.start, t.end, t.reduce);
-  return rows;
-}
+using tacos_test::rows_of;
 
 TEST(AllReduceWaveCounts, SideBySideKeepsTheScheduleOfOneAfterTheOther) {
   // Through switches (fattree:4x2x2) and on direct links (mesh2d:3x3), K = 4: wave counts 1, 2

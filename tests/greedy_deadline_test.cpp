@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../src/synthesis/greedy_matcher.h"
+#include "schedule_rows.h"
 #include "tacos/common/units.h"
 #include "tacos/simulation/simulator.h"
 #include "tacos/synthesis/synthesizer.h"
@@ -136,11 +137,7 @@ TEST(GreedyDeadline, WholeDeadlineAddsWhatTheRestOfTheScheduleKeepsEachLinkBusyF
 namespace tacos {
 namespace {
 
-std::vector<std::tuple<DeviceId, DeviceId, Time, Time, bool>> rows_of(const Algorithm& a) {
-  std::vector<std::tuple<DeviceId, DeviceId, Time, Time, bool>> rows;
-  for (const Transfer& t : a.transfers()) rows.emplace_back(t.src, t.dst, t.start, t.end, t.reduce);
-  return rows;
-}
+using tacos_test::rows_of;
 
 TEST(GreedyDeadline, AllReduceGivenADeadlineItCannotBeatIsAbandoned) {
   // fattree:4x2x2 All-Reduce, K = 2 (three wave counts through switches, the domain relay
