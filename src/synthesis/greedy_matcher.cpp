@@ -747,6 +747,13 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
   }
 }
 
+void GreedyMatcher::set_whole_deadline(Time deadline, const std::vector<Time>* base_load) {
+  if (base_load && ports_.ports() > 0 && base_load->size() != ports_.ports())
+    throw Error("synthesize: a base load needs one entry per link (internal)");
+  whole_deadline_ = deadline;
+  base_load_ = base_load;
+}
+
 bool GreedyMatcher::load_reaches_deadline(const std::vector<std::uint32_t>& bucket) {
   if (direct_load_.empty()) {
     direct_load_.assign(links_.size(), 0);
@@ -772,9 +779,7 @@ bool GreedyMatcher::load_reaches_deadline(const std::vector<std::uint32_t>& buck
     const MatchLink& l = links_[flight.link];
     if (l.switch_route())
       ports_.for_each_hop(l, [&](LinkId port, Time busy) {
-        add(port_load_[port], busy,
-            base_load_ && static_cast<std::size_t>(port) < base_load_->size() ? (*base_load_)[port]
-                                                                              : 0);
+        add(port_load_[port], busy, base_load_ ? (*base_load_)[port] : 0);
       });
     else
       add(direct_load_[flight.link], l.busy_delay, 0);

@@ -76,20 +76,17 @@ class GreedyMatcher {
   //   message at a time, so no re-timing of it finishes sooner. Batched and multicast
   //   messages are not counted (their links are busy for less than one chunk each), so the
   //   bound only errs low.
+  //   Deliveries a faster path beat are not counted either (a reduction prunes them).
   // Call before run().
-  // Deliveries a faster path beat are not counted (a reduction prunes them).
   void set_deadline(Time deadline, bool retimed) {
     deadline_ = deadline;
     retimed_deadline_ = retimed;
   }
   // A second retimed deadline, for a part of a larger schedule (an All-Reduce's phase):
-  // abandoned once the arrivals on a physical link of a switch route plus `base_load` (per
-  // physical link id: what the rest of the schedule keeps that link busy for at least) reach
-  // `deadline`. Call with set_deadline's retimed deadline (kNoDeadline there if none).
-  void set_whole_deadline(Time deadline, const std::vector<Time>* base_load) {
-    whole_deadline_ = deadline;
-    base_load_ = base_load;
-  }
+  // abandoned once the arrivals on a physical link of a switch route plus `base_load` (one entry
+  // per link of the topology: what the rest of the schedule keeps that link busy for at least)
+  // reach `deadline`. Direct links count without it (the bound only errs low). Call before run().
+  void set_whole_deadline(Time deadline, const std::vector<Time>* base_load);
   bool abandoned() const { return abandoned_; }
   // When abandoned: the time (not retimed) or the link's busy time (retimed) that reached the
   // deadline.

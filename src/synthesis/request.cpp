@@ -67,8 +67,8 @@ struct TimeToBeat {
 };
 
 // The request's K, or the search over K = 1, 2, 4, ... (SynthesisRequest::auto_chunks).
-// `to_beat` (auto_chunks only) bounds every K after the first, which always runs in full so
-// that the greedy's own time is known.
+// `to_beat` (auto_chunks only) bounds a K after the first (which always runs in full, so that
+// the greedy's own time is known) where that cannot change where the search goes (below).
 SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
                            const SynthesisRequest& request,
                            const std::optional<TimeToBeat>& to_beat = std::nullopt) {
@@ -115,6 +115,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     // Branch and bound: a K is only kept if strictly faster than the best so far, so the
     // greedy may abandon a plan that provably cannot be (SynthesisOptions::deadline).
     SynthesisOptions options = request.options;
+    bool bounded_by_baseline = false;
     if (best) {
       const Time own = best->result.collective_time;
       options.deadline = own;
@@ -128,13 +129,14 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
            static_cast<double>(to_beat->time) >= (1 - kMinGain) * static_cast<double>(own))) {
         options.deadline = to_beat->time;
         options.deadline_name = to_beat->name + "'s";
+        bounded_by_baseline = true;
       }
     }
     SynthesisRun run = run_once(info, network, request.collective_at(network.npus(), k), options);
     seconds += run.result.seconds;
     if (!run.result.abandoned.empty()) {
       // Not a result: no gain, and never the best.
-      if (options.deadline_name != "best") cut_by = to_beat->name;
+      if (bounded_by_baseline) cut_by = to_beat->name;
       abandoned += (abandoned.empty() ? "" : "; ") + std::string("K = ") + std::to_string(k) + " " +
                    run.result.abandoned;
       if (++without_gain == 2) break;
@@ -303,19 +305,19 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
                         const KnownRuns* known) {
   const AlgorithmInfo& info = find_algorithm(request.algorithm);
   if (info.name != "tacos") return search_chunks(info, network, request);
-  auto greedy_alone = [&](std::string why, const std::optional<TimeToBeat>& to_beat) {
-    SynthesisRun greedy = search_chunks(info, network, request, to_beat);
+  auto greedy_alone = [&](std::string why) {
+    SynthesisRun greedy = search_chunks(info, network, request);
     greedy.greedy_time = greedy.result.collective_time;
     greedy.portfolio_skipped = std::move(why);
     return greedy;
   };
-  if (!request.portfolio) return greedy_alone("--portfolio off", std::nullopt);
+  if (!request.portfolio) return greedy_alone("--portfolio off");
   const int first_k = request.auto_chunks ? 1 : request.chunks_per_npu;
   // Over the estimate's budget only the candidates that send between neighbours run: their
   // transfers are the least any schedule needs, and their own budget bounds them.
   const std::optional<std::string> over_budget = portfolio_skip_reason(
       network, request.collective_at(network.npus(), first_k), request.options);
-  if (over_budget && !request.options.keep_transfers) return greedy_alone(*over_budget, {});
+  if (over_budget && !request.options.keep_transfers) return greedy_alone(*over_budget);
   // The baselines first, so that the greedy's K search stops a K that cannot beat the fastest;
   // those not already made are built side by side (SynthesisOptions::threads).
   const auto started = std::chrono::steady_clock::now();

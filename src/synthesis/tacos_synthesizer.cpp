@@ -511,7 +511,7 @@ std::optional<Algorithm> plan_waves(const Topology& topology, const Topology& tr
     ReductionCheck check;
     PhaseBound bound_phase;
     std::vector<Time> base;
-    if (bounded)
+    if (bounded) {
       bound_phase = [&, w](TrialContext& phase, bool gather) {
         const std::vector<Time>& own = gather ? least[w].gather : least[w].reduce;
         base.resize(load.size());
@@ -519,13 +519,13 @@ std::optional<Algorithm> plan_waves(const Topology& topology, const Topology& tr
         phase.whole_deadline = to_beat;
         phase.whole_base = &base;
       };
-    if (bounded)
       check = [&, w](const Algorithm& reduced) {
         reduced_load = detail::link_loads(reduced, topology, model);
         add(reduced_load, nullptr);
         for (std::size_t l = 0; l < load.size(); ++l) to_come[l] -= least[w].reduce[l];
         return reaches();
       };
+    }
     std::optional<Algorithm> wave =
         all_reduce_wave(topology, transposed, all_reduce, pieces, context,
                         seed + static_cast<std::uint64_t>(w), part, check, bound_phase, busiest);
@@ -590,15 +590,20 @@ std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const T
     if (k % 2 == 0 && k > 2) wave_counts.push_back(2);
     if (k > 1) wave_counts.push_back(k);
   }
-  std::optional<Algorithm> best;
   const std::size_t options = wave_counts.size();
+  std::vector<std::optional<Algorithm>> planned(options);
+  std::vector<Time> loads(options, 0);  // each abandoned wave count's busiest link
+  // The earliest of the fastest plans so far (only a strictly faster one replaces it).
+  auto fastest = [&] {
+    std::optional<Algorithm>* kept = nullptr;
+    for (std::optional<Algorithm>& plan : planned)
+      if (plan && (!kept || plan->collective_time < (*kept)->collective_time)) kept = &plan;
+    return kept;
+  };
   // A trial with cores to spare plans its wave counts side by side, each bounded by the
   // deadline alone; one after the other, each is also bounded by the best before it. Either
   // way the earliest of the fastest is kept, so the schedule is the same.
-  const bool side_by_side = context.matcher_threads > 1 && !context.plain && options > 1;
-  if (side_by_side) {
-    std::vector<std::optional<Algorithm>> planned(options);
-    std::vector<Time> loads(options, 0);
+  if (context.matcher_threads > 1 && !context.plain && options > 1) {
     TrialContext one_core = context;
     one_core.matcher_threads = 1;
     detail::run_tasks(options, context.matcher_threads, [&](std::size_t option) {
@@ -608,24 +613,25 @@ std::optional<Algorithm> synthesize_all_reduce(const Topology& topology, const T
           plan_waves(topology, transposed, all_reduce, one_core, mode, seed, wave_counts[option],
                      context.deadline, option == 0 ? progress : quiet, loads[option]);
     });
-    for (std::size_t option = 0; option < options; ++option) {
-      abandoned_load = std::max(abandoned_load, loads[option]);
-      if (planned[option] && (!best || planned[option]->collective_time < best->collective_time))
-        best = std::move(planned[option]);
-    }
   } else {
     for (std::size_t option = 0; option < options; ++option) {
       ProgressCallback part;
       if (progress)
         part = [&progress, option, options](double f) { progress((option + f) / options); };
-      const Time to_beat = std::min(context.deadline, best ? best->collective_time : kNoDeadline);
-      std::optional<Algorithm> planned =
-          plan_waves(topology, transposed, all_reduce, context, mode, seed, wave_counts[option],
-                     to_beat, part, abandoned_load);
-      if (planned && (!best || planned->collective_time < best->collective_time))
-        best = std::move(planned);
+      const auto* best = fastest();
+      const Time to_beat =
+          std::min(context.deadline, best ? (*best)->collective_time : kNoDeadline);
+      planned[option] = plan_waves(topology, transposed, all_reduce, context, mode, seed,
+                                   wave_counts[option], to_beat, part, loads[option]);
+      // Only the fastest is held.
+      const auto* kept = fastest();
+      for (std::optional<Algorithm>& plan : planned)
+        if (&plan != kept) plan.reset();
     }
   }
+  for (const Time load : loads) abandoned_load = std::max(abandoned_load, load);
+  std::optional<Algorithm> best;
+  if (auto* kept = fastest()) best = std::move(*kept);
   // Reduce-Scatter + All-Gather loads an NPU by its share, not its links: a mesh corner relays
   // as much as its centre. Spanning trees packed over the links, each reducing and broadcasting
   // its chunks, load every link alike (tree_packing.h); kept when faster.
