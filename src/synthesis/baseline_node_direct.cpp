@@ -123,21 +123,31 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
       for (const auto& sent : messages) {
         order[r].emplace_back(sent.size());
         std::iota(order[r].back().begin(), order[r].back().end(), 0);
+        // Smallest messages first: a message crosses the leaf whole, so the leaf's port to a
+        // NIC idles wherever a message is larger than the one before it (for the difference);
+        // in ascending order that adds up to the largest message once, and every NIC's last
+        // arrivals are whole blocks, handed on while the NIC streams, not a partial block behind.
+        auto& sequence = order[r].back();
+        std::stable_sort(sequence.begin(), sequence.end(), [&](int x, int y) {
+          return sent[x].last - sent[x].first < sent[y].last - sent[y].first;
+        });
       }
     }
   }
 
   std::vector<ChunkId> block;
   // Steps: the node gathers at k; a NIC's t-th message leaves at K + t K + k and is handed on
-  // one step later (pieces interleaved, so a NIC streams piece after piece).
+  // one step later (pieces interleaved, so a NIC streams piece after piece). The GPU on rail r
+  // gathers to and hands on to rails r + 1, r + 2, ... (mod G): GPUs that send at the same time
+  // then start on different peers' NVSwitch ports instead of all on the node's first GPU's.
   for (int k = 0; k < k_count; ++k)
     for (int m = 0; m < d_count; ++m) {
       block.clear();
       for (NpuId owner : nodes[m]) block.push_back(static_cast<ChunkId>(owner * k_count + k));
       for (int a = 0; a < g_count; ++a)
-        for (int b = 0; b < g_count; ++b)
-          if (a != b)
-            plan.send(nodes[m][a], nodes[m][b], k, std::span<const ChunkId>(&block[a], 1));
+        for (int b = 1; b < g_count; ++b)
+          plan.send(nodes[m][a], nodes[m][(a + b) % g_count], k,
+                    std::span<const ChunkId>(&block[a], 1));
       for (int r = 0; r < g_count; ++r) {
         const auto& messages = rails.messages[static_cast<std::size_t>(r)][m];
         const auto& sequence = order[r][m];
@@ -148,8 +158,8 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
           const std::int64_t step = k_count + static_cast<std::int64_t>(t) * k_count + k;
           const NpuId receiver = nodes[message.to][r];
           plan.send(nodes[m][r], receiver, step, part);
-          for (int b = 0; b < g_count; ++b)
-            if (b != r) plan.send(receiver, nodes[message.to][b], step + 1, part);
+          for (int b = 1; b < g_count; ++b)
+            plan.send(receiver, nodes[message.to][(r + b) % g_count], step + 1, part);
         }
       }
     }
