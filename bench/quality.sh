@@ -39,7 +39,8 @@ b = min(base, key=lambda r: r["collective_time_us"]) if base else None
 bs = "%s %.3f" % (b["algorithm"], b["bound_ratio"]) if b else "-"
 ok = "yes" if not b or t["collective_time_us"] <= b["collective_time_us"] * 1.001 else "NO"
 w = t.get("portfolio_winner") or "tacos"
-kept = w if w == "tacos" else "%s (greedy %.3f)" % (w, t["greedy_time_us"] / t["lower_bound_us"])
+g = t["greedy_time_us"]
+kept = w if w == "tacos" else "%s (greedy %s)" % (w, "%.3f" % (g / t["lower_bound_us"]) if g else "not finished")
 print("| %s | %s | %s | %s | %d | %.3f | %.3f | %s | %s | %s |" % (topology, collective, size,
       k, t["chunks_per_npu"], t["collective_time_us"], t["bound_ratio"], bs, ok, kept))
 ' "$topology" "$collective" "$size" "$k" | tee -a "$rows"

@@ -33,7 +33,8 @@ fabric, collective, model = sys.argv[1:4]
 bs = "%s %.3f" % (b["algorithm"], b["bound_ratio"]) if b else "-"
 ok = "yes" if not b or t["collective_time_us"] <= b["collective_time_us"] * 1.000001 else "NO"
 w = t.get("portfolio_winner") or "tacos"
-kept = w if w == "tacos" else "%s (greedy %.3f)" % (w, t["greedy_time_us"] / t["lower_bound_us"])
+g = t["greedy_time_us"]
+kept = w if w == "tacos" else "%s (greedy %s)" % (w, "%.3f" % (g / t["lower_bound_us"]) if g else "not finished")
 # Under the tacos link model the larger of the two bounds is the bound that holds.
 sf = "%.3f" % min(t["bound_ratio"], t["store_and_forward_ratio"]) if t["store_and_forward_ratio"] else "-"
 print("| %s | %s | %s | %d | %.3f | %s | %s | %s | %s |" % (fabric, collective, model, t["chunks_per_npu"], t["bound_ratio"], sf, bs, ok, kept))

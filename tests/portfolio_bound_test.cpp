@@ -52,6 +52,31 @@ TEST(PortfolioBound, TheFastestBaselineCutsTheGreedysLastKWithoutChangingWhatIsK
   EXPECT_EQ(kept.greedy_time, alone.result.collective_time);
 }
 
+TEST(PortfolioBound, WhereKOneIsTheOnlyKTheFastestBaselineCutsItAndTheGreedyHasNoTime) {
+  // The same hosts with 16 B: one-byte chunks at K = 1, so K = 2 is past the search's end.
+  // rhd reaches 7.500679 us and the greedy alone 10.00038 us; in the portfolio the greedy's one
+  // plan stops once a link is busy past rhd's time, and rhd's schedule is kept as before.
+  const Topology fabric = generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
+  const CollectiveKind kind = CollectiveKind::kAllGather;
+  std::vector<NpuId> group;
+  for (NpuId v = 0; v < 16; ++v) group.push_back(v);
+  const SynthesisRun rhd = synthesize(fabric, auto_request("rhd", kind, 16, false, group));
+  const SynthesisRun alone = synthesize(fabric, auto_request("tacos", kind, 16, false, group));
+  const SynthesisRun kept = synthesize(fabric, auto_request("tacos", kind, 16, true, group));
+  EXPECT_EQ(format_micros(rhd.result.collective_time), "7.500679");
+  EXPECT_EQ(format_micros(alone.result.collective_time), "10.00038");
+  EXPECT_EQ(alone.result.algorithm.collective().chunks_per_npu(), 1);
+  EXPECT_EQ(alone.greedy_time, alone.result.collective_time);
+
+  EXPECT_EQ(kept.portfolio_winner, "rhd");
+  EXPECT_EQ(kept.result.collective_time, rhd.result.collective_time);
+  EXPECT_EQ(kept.result.algorithm.collective().chunks_per_npu(), 1);
+  EXPECT_EQ(kept.greedy_cut_by, "rhd");
+  EXPECT_FALSE(kept.greedy_time);
+  EXPECT_NE(kept.abandoned.find("K = 1 abandoned at"), std::string::npos) << kept.abandoned;
+  EXPECT_NE(kept.abandoned.find(">= rhd's 7.500679 us"), std::string::npos) << kept.abandoned;
+}
+
 TEST(PortfolioBound, ABaselineDoesNotEndTheGreedysSearchBeforeItsLastK) {
   // switch:8 Broadcast of 64 MiB: dbt reaches 1416.65625 us (K = 128). The greedy is far
   // behind it at small K and only passes it at K = 512; a K that cannot beat dbt must not count

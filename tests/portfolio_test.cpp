@@ -206,4 +206,31 @@ TEST(Portfolio, AutoChunksIsNeverSlowerThanAnyBaselineSearch) {
   }
 }
 
+// Where K = 1 is the auto search's only K (16 B among hosts 0-15: one-byte chunks) and the
+// greedy's plan cannot beat rhd's 7.500679 us, the portfolio stops it (tests/
+// portfolio_bound_test.cpp): greedy_time_us is null and the text says why.
+TEST(Portfolio, AGreedyStoppedAtItsOnlyKHasNoTimeAndTheReportsSayWhy) {
+  const std::string args =
+      "--topology fattree:8x4x2 --bandwidth 50,200 --collective all-gather --size 16 --npus 0-15 "
+      "--chunks-per-npu auto";
+  const nlohmann::json kept = run_json("synthesize " + args + " --json");
+  EXPECT_EQ(kept["portfolio_winner"], "rhd");
+  EXPECT_EQ(kept["collective_time_us"].get<double>(), 7.500679);
+  EXPECT_TRUE(kept["greedy_time_us"].is_null());
+  const auto rows = rows_by_name(run_json("compare " + args + " --json"));
+  EXPECT_EQ(rows.at("tacos")["collective_time_us"].get<double>(), 7.500679);
+  EXPECT_TRUE(rows.at("tacos")["greedy_time_us"].is_null());
+
+  const RunResult text = run_tacos("synthesize " + args);
+  EXPECT_NE(text.out.find("portfolio        rhd's schedule (the TACOS greedy alone: not finished, "
+                          "its only K could not beat rhd's time)"),
+            std::string::npos)
+      << text.out;
+  const RunResult table = run_tacos("compare " + args);
+  EXPECT_NE(table.out.find("tacos: the portfolio kept rhd's schedule; the TACOS greedy alone: not "
+                           "finished, its only K could not beat rhd's time"),
+            std::string::npos)
+      << table.out;
+}
+
 }  // namespace

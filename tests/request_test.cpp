@@ -56,7 +56,8 @@ TEST(Request, LibraryCallEqualsTheCommandLine) {
     EXPECT_EQ(json["chunks_per_npu"].get<int>(), run.result.algorithm.collective().chunks_per_npu())
         << what;
     EXPECT_EQ(json["portfolio_winner"].get<std::string>(), run.portfolio_winner) << what;
-    EXPECT_EQ(json["greedy_time_us"].get<double>(), to_micros(run.greedy_time)) << what;
+    ASSERT_TRUE(run.greedy_time) << what;
+    EXPECT_EQ(json["greedy_time_us"].get<double>(), to_micros(*run.greedy_time)) << what;
   }
 }
 

@@ -65,8 +65,7 @@ struct CompareCommand {
       if (name == "tacos" && !run.portfolio_winner.empty() && run.portfolio_winner != "tacos")
         portfolio_note = "tacos: the portfolio kept " + run.portfolio_winner +
                          "'s schedule; the TACOS greedy alone" +
-                         greedy_alone_note(run, " (--portfolio off)") + ": " +
-                         format_micros(run.greedy_time) + " us\n";
+                         greedy_alone_note(run, " (--portfolio off)") + "\n";
       else if (name == "tacos" && !run.portfolio_skipped.empty() &&
                run.portfolio_skipped != "--portfolio off")
         portfolio_note =

@@ -33,8 +33,9 @@ nlohmann::ordered_json row_json(const ComparisonRow& row, const std::optional<Lo
   }
   const bool ran = name == "tacos" && !run.portfolio_winner.empty();
   json["portfolio_winner"] = ran ? nlohmann::ordered_json(run.portfolio_winner) : nullptr;
-  json["greedy_time_us"] =
-      name == "tacos" && !skipped ? nlohmann::ordered_json(to_micros(run.greedy_time)) : nullptr;
+  json["greedy_time_us"] = name == "tacos" && !skipped && run.greedy_time
+                               ? nlohmann::ordered_json(to_micros(*run.greedy_time))
+                               : nullptr;
   return json.take();
 }
 

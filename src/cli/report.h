@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "algorithm_runner.h"
+#include "tacos/common/units.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/synthesis/report.h"
 #include "tacos/synthesis/request.h"
@@ -50,12 +51,15 @@ class KeyedJson {
 // binding_ratio (in both key lists, in that order).
 void put_report(KeyedJson& json, const Report& report);
 
-// What qualifies "the TACOS greedy alone" beside the time it reached: `plain`, or where the
-// portfolio's fastest baseline cut the greedy's K search short (SynthesisRun::greedy_cut_by),
-// that the time is its best over the K it finished.
+// What follows "the TACOS greedy alone" in the reports: `plain` and the time it reached; where
+// the portfolio's fastest baseline cut the greedy's K search short (SynthesisRun::greedy_cut_by),
+// that the time is its best over the K it finished, or that it finished none.
 inline std::string greedy_alone_note(const SynthesisRun& run, const std::string& plain) {
-  if (run.greedy_cut_by.empty()) return plain;
-  return " (at the K it finished; larger K could not beat " + run.greedy_cut_by + ")";
+  if (!run.greedy_time)
+    return ": not finished, its only K could not beat " + run.greedy_cut_by + "'s time";
+  const std::string time = ": " + format_micros(*run.greedy_time) + " us";
+  if (run.greedy_cut_by.empty()) return plain + time;
+  return " (at the K it finished; larger K could not beat " + run.greedy_cut_by + ")" + time;
 }
 
 inline nlohmann::ordered_json json_or_null(const std::optional<double>& value) {

@@ -63,15 +63,14 @@ struct SynthesizeCommand {
                     run.portfolio_skipped.c_str());
       else if (!run.portfolio_skipped.empty())
         std::printf(
-            "  portfolio        not run (%s): %s's schedule (the TACOS greedy alone%s: %s us)\n",
+            "  portfolio        not run (%s): %s's schedule (the TACOS greedy alone%s)\n",
             run.portfolio_skipped.c_str(), run.portfolio_winner.c_str(),
-            greedy_alone_note(run, "").c_str(), format_micros(run.greedy_time).c_str());
+            greedy_alone_note(run, "").c_str());
       else if (run.portfolio_winner == "tacos")
         std::printf("  portfolio        the TACOS greedy's schedule (no baseline is faster)\n");
       else
-        std::printf("  portfolio        %s's schedule (the TACOS greedy alone%s: %s us)\n",
-                    run.portfolio_winner.c_str(), greedy_alone_note(run, "").c_str(),
-                    format_micros(run.greedy_time).c_str());
+        std::printf("  portfolio        %s's schedule (the TACOS greedy alone%s)\n",
+                    run.portfolio_winner.c_str(), greedy_alone_note(run, "").c_str());
     }
     std::printf("  algbw / busbw    %.2f / %.2f GB/s (1e9 B/s, as nccl-tests)\n", report.algbw_gbps,
                 report.busbw_gbps);

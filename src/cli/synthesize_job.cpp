@@ -90,7 +90,9 @@ nlohmann::ordered_json synthesize_json(const SynthesizeJob& job, const Topology&
   out["seed"] = run.result.seed;
   out["trials"] = job.collective.trials;
   out["collective_time_us"] = to_micros(run.result.collective_time);
-  if (tacos) out["greedy_time_us"] = to_micros(run.greedy_time);
+  if (tacos)
+    out["greedy_time_us"] =
+        run.greedy_time ? nlohmann::ordered_json(to_micros(*run.greedy_time)) : nullptr;
   put_report(out, outcome.report);
   out["transfers"] = run.result.transfers;
   out["wasted_transfers"] = run.result.wasted_transfers;

@@ -67,8 +67,10 @@ struct TimeToBeat {
 };
 
 // The request's K, or the search over K = 1, 2, 4, ... (SynthesisRequest::auto_chunks).
-// `to_beat` (auto_chunks only) bounds a K after the first (which always runs in full, so that
-// the greedy's own time is known) where that cannot change where the search goes (below).
+// `to_beat` (auto_chunks only) bounds a K where that cannot change where the search goes
+// (below). K = 1 runs in full, so that the greedy's own time is known, unless it is also the
+// search's last K: then a plan that cannot beat `to_beat` is not finished, and where it was the
+// only K the run has no result (SynthesisRun::greedy_time stays unset).
 SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
                            const SynthesisRequest& request,
                            const std::optional<TimeToBeat>& to_beat = std::nullopt) {
@@ -116,7 +118,11 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     // greedy may abandon a plan that provably cannot be (SynthesisOptions::deadline).
     SynthesisOptions options = request.options;
     bool bounded_by_baseline = false;
-    if (best) {
+    if (!best && to_beat && past_end(2 * k)) {
+      options.deadline = to_beat->time;
+      options.deadline_name = to_beat->name + "'s";
+      bounded_by_baseline = true;
+    } else if (best) {
       const Time own = best->result.collective_time;
       options.deadline = own;
       // The baseline's time is the one to beat only where stopping this K there cannot change
@@ -139,6 +145,13 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
       if (bounded_by_baseline) cut_by = to_beat->name;
       abandoned += (abandoned.empty() ? "" : "; ") + std::string("K = ") + std::to_string(k) + " " +
                    run.result.abandoned;
+      if (!best) {
+        // The only K, stopped by the baseline's time: no schedule of the greedy's to keep.
+        run.result.seconds = seconds;
+        run.abandoned = abandoned;
+        run.greedy_cut_by = cut_by;
+        return run;
+      }
       if (++without_gain == 2) break;
       continue;
     }
@@ -393,12 +406,15 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   std::optional<TimeToBeat> to_beat;
   if (best && request.auto_chunks) to_beat = TimeToBeat{best->result.collective_time, winner};
   SynthesisRun greedy = search_chunks(info, network, request, to_beat);
-  greedy.greedy_time = greedy.result.collective_time;
+  // Unfinished (its only K could not beat the fastest baseline, which exists then): no time.
+  const bool finished = greedy.result.abandoned.empty();
+  if (finished) greedy.greedy_time = greedy.result.collective_time;
   const double seconds = seconds_since(started);  // wall time: baselines and greedy
   std::string stops = greedy.auto_stopped;
   if (!baseline_stops.empty()) stops += (stops.empty() ? "" : "; ") + baseline_stops;
   // Ties keep the greedy.
-  if (!best || greedy.result.collective_time <= best->result.collective_time) winner = "tacos";
+  if (!best || (finished && greedy.result.collective_time <= best->result.collective_time))
+    winner = "tacos";
   std::string skipped;
   if (over_budget) {
     if (tried.empty()) {

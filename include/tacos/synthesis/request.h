@@ -90,8 +90,9 @@ struct SynthesisRun {
   // portfolio_winner is set); empty when it ran in full, and for baselines.
   std::string portfolio_skipped;
   // `tacos`: the TACOS greedy's own time (what --portfolio off reports, unless greedy_cut_by
-  // is set: then its best over the K it finished).
-  Time greedy_time = 0;
+  // is set: then its best over the K it finished); unset where it finished no K (its only K
+  // could not beat greedy_cut_by's time, so the portfolio kept that baseline).
+  std::optional<Time> greedy_time;
   // `tacos` with auto_chunks: the baseline whose time abandoned some K of the greedy's search
   // (the portfolio builds the baselines first; a K whose plan cannot beat the fastest of them
   // is not finished); empty if none.
