@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "algorithm_runner.h"
-#include "tacos/common/units.h"
 #include "tacos/bounds/lower_bound.h"
+#include "tacos/common/units.h"
 #include "tacos/synthesis/report.h"
 #include "tacos/synthesis/request.h"
 

@@ -62,10 +62,9 @@ struct SynthesizeCommand {
         std::printf("  portfolio        not run (%s): the TACOS greedy's schedule\n",
                     run.portfolio_skipped.c_str());
       else if (!run.portfolio_skipped.empty())
-        std::printf(
-            "  portfolio        not run (%s): %s's schedule (the TACOS greedy alone%s)\n",
-            run.portfolio_skipped.c_str(), run.portfolio_winner.c_str(),
-            greedy_alone_note(run, "").c_str());
+        std::printf("  portfolio        not run (%s): %s's schedule (the TACOS greedy alone%s)\n",
+                    run.portfolio_skipped.c_str(), run.portfolio_winner.c_str(),
+                    greedy_alone_note(run, "").c_str());
       else if (run.portfolio_winner == "tacos")
         std::printf("  portfolio        the TACOS greedy's schedule (no baseline is faster)\n");
       else
