@@ -90,51 +90,21 @@ std::optional<std::string> node_direct_inapplicable(const Topology& network,
   return std::nullopt;
 }
 
-Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
-                               const Collective& collective, LinkModel model) {
-  auto found = pod_nodes(timing, collective);
-  if (auto* reason = std::get_if<std::string>(&found)) throw Error(*reason);
-  const Nodes& nodes = std::get<Nodes>(found);
+namespace {
+
+// order[r][m]: the indices into rails.messages[r][m] in the order node m's NIC on rail r sends.
+using RailOrder = std::vector<std::vector<std::vector<int>>>;
+
+// The schedule of `collective` with the NICs sending in `order`.
+Algorithm build_plan(const Topology& topology, const Topology& timing,
+                     const Collective& collective, LinkModel model, const Nodes& nodes,
+                     const RailPlan& rails, const RailOrder& order) {
   const int d_count = static_cast<int>(nodes.size());
   const int g_count = static_cast<int>(nodes.front().size());
   const int k_count = collective.chunks_per_npu();
   // The planned view joins every pair on a switch route by one link: every message is one hop,
   // and the budget is known before anything is planned.
   AllGatherPlan plan(collective);
-
-  // Which NIC sends which node pair (node_direct_rails.h), and in which order: the layout's
-  // where no link joins switches, else rounds that keep the spines' links within their
-  // bandwidth (node_direct_rounds.h). Reduce-Scatter's partial sums take the routes back;
-  // All-Reduce's pairs are spread for both phases and its rounds made for the All-Gather.
-  NodeDirectPhases phases;
-  phases.copies = collective.kind() != CollectiveKind::kReduceScatter;
-  phases.reductions = collective.kind() != CollectiveKind::kAllGather;
-  const RailPlan rails =
-      node_direct_rails(timing, nodes, collective.chunk_bytes(), k_count, model, phases);
-  std::vector<std::vector<std::vector<int>>> order(static_cast<std::size_t>(g_count));
-  std::vector<NpuId> rail(static_cast<std::size_t>(d_count));
-  for (int r = 0; r < g_count; ++r) {
-    const auto& messages = rails.messages[static_cast<std::size_t>(r)];
-    if (rails.rebalanced) {
-      for (int m = 0; m < d_count; ++m) rail[static_cast<std::size_t>(m)] = nodes[m][r];
-      order[r] = balanced_rail_rounds(timing, rail, messages, g_count, collective.chunk_bytes(),
-                                      k_count, model, !phases.copies);
-    } else {
-      for (const auto& sent : messages) {
-        order[r].emplace_back(sent.size());
-        std::iota(order[r].back().begin(), order[r].back().end(), 0);
-        // Smallest messages first: a message crosses the leaf whole, so the leaf's port to a
-        // NIC idles wherever a message is larger than the one before it (for the difference);
-        // in ascending order that adds up to the largest message once, and every NIC's last
-        // arrivals are whole blocks, handed on while the NIC streams, not a partial block behind.
-        auto& sequence = order[r].back();
-        std::stable_sort(sequence.begin(), sequence.end(), [&](int x, int y) {
-          return sent[x].last - sent[x].first < sent[y].last - sent[y].first;
-        });
-      }
-    }
-  }
-
   std::vector<ChunkId> block;
   // Steps: the node gathers at k; a NIC's t-th message leaves at K + t K + k and is handed on
   // one step later (pieces interleaved, so a NIC streams piece after piece). The GPU on rail r
@@ -164,6 +134,64 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
       }
     }
   return plan.build(topology, timing, collective, "node-direct", model);
+}
+
+}  // namespace
+
+Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
+                               const Collective& collective, LinkModel model) {
+  auto found = pod_nodes(timing, collective);
+  if (auto* reason = std::get_if<std::string>(&found)) throw Error(*reason);
+  const Nodes& nodes = std::get<Nodes>(found);
+  const int d_count = static_cast<int>(nodes.size());
+  const int g_count = static_cast<int>(nodes.front().size());
+  const int k_count = collective.chunks_per_npu();
+  // Throws BaselineOverBudget before anything is planned.
+  AllGatherPlan{collective};
+
+  // Which NIC sends which node pair (node_direct_rails.h), and in which order: the layout's
+  // where no link joins switches, else rounds that keep the spines' links within their
+  // bandwidth (node_direct_rounds.h). Reduce-Scatter's partial sums take the routes back;
+  // All-Reduce's pairs are spread for both phases and its rounds made for the All-Gather.
+  NodeDirectPhases phases;
+  phases.copies = collective.kind() != CollectiveKind::kReduceScatter;
+  phases.reductions = collective.kind() != CollectiveKind::kAllGather;
+  const RailPlan rails =
+      node_direct_rails(timing, nodes, collective.chunk_bytes(), k_count, model, phases);
+  if (!rails.rebalanced) {
+    RailOrder order(static_cast<std::size_t>(g_count));
+    for (int r = 0; r < g_count; ++r)
+      for (const auto& sent : rails.messages[static_cast<std::size_t>(r)]) {
+        order[r].emplace_back(sent.size());
+        std::iota(order[r].back().begin(), order[r].back().end(), 0);
+        // Smallest messages first: a message crosses the leaf whole, so the leaf's port to a
+        // NIC idles wherever a message is larger than the one before it (for the difference);
+        // in ascending order that adds up to the largest message once, and every NIC's last
+        // arrivals are whole blocks, handed on while the NIC streams, not a partial block behind.
+        auto& sequence = order[r].back();
+        std::stable_sort(sequence.begin(), sequence.end(), [&](int x, int y) {
+          return sent[x].last - sent[x].first < sent[y].last - sent[y].first;
+        });
+      }
+    return build_plan(topology, timing, collective, model, nodes, rails, order);
+  }
+  // Behind spines the rounds, each filled preferring the layout's order or the smallest
+  // messages first; neither is faster everywhere (docs/quality.md, "Measured choices"), so both
+  // are built and the faster kept (the layout's on a tie).
+  std::optional<Algorithm> best;
+  for (const bool smallest_first : {false, true}) {
+    RailOrder order(static_cast<std::size_t>(g_count));
+    std::vector<NpuId> rail(static_cast<std::size_t>(d_count));
+    for (int r = 0; r < g_count; ++r) {
+      for (int m = 0; m < d_count; ++m) rail[static_cast<std::size_t>(m)] = nodes[m][r];
+      order[r] = balanced_rail_rounds(timing, rail, rails.messages[static_cast<std::size_t>(r)],
+                                      g_count, collective.chunk_bytes(), k_count, model,
+                                      !phases.copies, smallest_first);
+    }
+    Algorithm built = build_plan(topology, timing, collective, model, nodes, rails, order);
+    if (!best || built.collective_time < best->collective_time) best = std::move(built);
+  }
+  return std::move(*best);
 }
 
 }  // namespace tacos::detail

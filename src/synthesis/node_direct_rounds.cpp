@@ -11,7 +11,7 @@ namespace tacos::detail {
 std::vector<std::vector<int>> balanced_rail_rounds(
     const Topology& network, std::span<const NpuId> rail,
     const std::vector<std::vector<RailMessage>>& messages, int whole_block, Bytes shard_bytes,
-    int pieces, LinkModel model, bool reductions) {
+    int pieces, LinkModel model, bool reductions, bool smallest_first) {
   const int d = static_cast<int>(rail.size());
   const int rounds = static_cast<int>(messages.front().size());
   const SwitchRoutes& routes = network.switch_routes();
@@ -42,9 +42,13 @@ std::vector<std::vector<int>> balanced_rail_rounds(
       round_time = std::max(round_time, cost(route(m, i).front(), whole_block));
 
   std::vector<std::vector<int>> remaining(static_cast<std::size_t>(d));
-  for (auto& left : remaining) {
+  for (int m = 0; m < d; ++m) {
+    auto& left = remaining[static_cast<std::size_t>(m)];
     left.resize(static_cast<std::size_t>(rounds));
     std::iota(left.begin(), left.end(), 0);
+    if (smallest_first)
+      std::stable_sort(left.begin(), left.end(),
+                       [&](int a, int b) { return shards_of(m, a) < shards_of(m, b); });
   }
   std::vector<std::vector<int>> order(static_cast<std::size_t>(d));
   std::vector<Time> used(static_cast<std::size_t>(network.num_links()), 0);

@@ -24,10 +24,12 @@ namespace tacos::detail {
 // messages of c x shard_bytes on each link; a whole block is `whole_block` shards.
 // `reductions`: the rounds are made for the Reduce-Scatter the plan becomes, which sends each
 // message back from its receiver (over that route) and runs the rounds last to first.
+// `smallest_first`: each round's matching tries a sender's messages smallest first (partial
+// blocks in the early rounds), else in the layout's order.
 // Deterministic; about D^2 x messages route checks per round.
 std::vector<std::vector<int>> balanced_rail_rounds(
     const Topology& network, std::span<const NpuId> rail,
     const std::vector<std::vector<RailMessage>>& messages, int whole_block, Bytes shard_bytes,
-    int pieces, LinkModel model, bool reductions);
+    int pieces, LinkModel model, bool reductions, bool smallest_first = false);
 
 }  // namespace tacos::detail
