@@ -96,9 +96,9 @@ namespace {
 using RailOrder = std::vector<std::vector<std::vector<int>>>;
 
 // The schedule of `collective` with the NICs sending in `order`.
-Algorithm build_plan(const Topology& topology, const Topology& timing,
-                     const Collective& collective, LinkModel model, const Nodes& nodes,
-                     const RailPlan& rails, const RailOrder& order) {
+Algorithm build_plan(const Topology& topology, const Topology& timing, const Collective& collective,
+                     LinkModel model, const Nodes& nodes, const RailPlan& rails,
+                     const RailOrder& order) {
   const int d_count = static_cast<int>(nodes.size());
   const int g_count = static_cast<int>(nodes.front().size());
   const int k_count = collective.chunks_per_npu();
