@@ -26,18 +26,25 @@ SynthesisRequest auto_request(const std::string& algorithm, CollectiveKind kind,
   return request;
 }
 
-TEST(PortfolioBound, TheFastestBaselineCutsTheGreedysLastKWithoutChangingWhatIsKept) {
-  // fattree:8x4x2 with 50 GB/s to the hosts and 200 GB/s above, All-Gather of 32 B among hosts
-  // 0-15 (a process group: no domain relay): K = 2 is the search's last K (one-byte chunks).
-  // rhd reaches 7.501352 us, the greedy 10.00076 us at K = 1; its K = 2 plan keeps a link busy
-  // past rhd's time.
+// fattree:8x4x2 with 50 GB/s to the hosts and 200 GB/s above, All-Gather of `size` bytes among
+// hosts 0-15 (a process group: no domain relay): rhd alone, the greedy alone, the portfolio.
+struct HostRuns {
+  SynthesisRun rhd, alone, kept;
+};
+HostRuns all_gather_among_hosts(Bytes size) {
   const Topology fabric = generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
   const CollectiveKind kind = CollectiveKind::kAllGather;
   std::vector<NpuId> group;
   for (NpuId v = 0; v < 16; ++v) group.push_back(v);
-  const SynthesisRun rhd = synthesize(fabric, auto_request("rhd", kind, 32, false, group));
-  const SynthesisRun alone = synthesize(fabric, auto_request("tacos", kind, 32, false, group));
-  const SynthesisRun kept = synthesize(fabric, auto_request("tacos", kind, 32, true, group));
+  return {synthesize(fabric, auto_request("rhd", kind, size, false, group)),
+          synthesize(fabric, auto_request("tacos", kind, size, false, group)),
+          synthesize(fabric, auto_request("tacos", kind, size, true, group))};
+}
+
+TEST(PortfolioBound, TheFastestBaselineCutsTheGreedysLastKWithoutChangingWhatIsKept) {
+  // 32 B among the hosts: K = 2 is the search's last K (one-byte chunks). rhd reaches 7.501352
+  // us, the greedy 10.00076 us at K = 1; its K = 2 plan keeps a link busy past rhd's time.
+  const auto [rhd, alone, kept] = all_gather_among_hosts(32);
 
   EXPECT_EQ(format_micros(rhd.result.collective_time), "7.501352");
   EXPECT_EQ(format_micros(alone.result.collective_time), "10.00076");
@@ -53,16 +60,10 @@ TEST(PortfolioBound, TheFastestBaselineCutsTheGreedysLastKWithoutChangingWhatIsK
 }
 
 TEST(PortfolioBound, WhereKOneIsTheOnlyKTheFastestBaselineCutsItAndTheGreedyHasNoTime) {
-  // The same hosts with 16 B: one-byte chunks at K = 1, so K = 2 is past the search's end.
-  // rhd reaches 7.500679 us and the greedy alone 10.00038 us; in the portfolio the greedy's one
-  // plan stops once a link is busy past rhd's time, and rhd's schedule is kept as before.
-  const Topology fabric = generate_topology("fattree:8x4x2", parse_link_params("50,200", "0.5us"));
-  const CollectiveKind kind = CollectiveKind::kAllGather;
-  std::vector<NpuId> group;
-  for (NpuId v = 0; v < 16; ++v) group.push_back(v);
-  const SynthesisRun rhd = synthesize(fabric, auto_request("rhd", kind, 16, false, group));
-  const SynthesisRun alone = synthesize(fabric, auto_request("tacos", kind, 16, false, group));
-  const SynthesisRun kept = synthesize(fabric, auto_request("tacos", kind, 16, true, group));
+  // 16 B among the hosts: one-byte chunks at K = 1, so K = 2 is past the search's end. rhd
+  // reaches 7.500679 us and the greedy alone 10.00038 us; in the portfolio the greedy's one plan
+  // stops once a link is busy past rhd's time, and rhd's schedule is kept as before.
+  const auto [rhd, alone, kept] = all_gather_among_hosts(16);
   EXPECT_EQ(format_micros(rhd.result.collective_time), "7.500679");
   EXPECT_EQ(format_micros(alone.result.collective_time), "10.00038");
   EXPECT_EQ(alone.result.algorithm.collective().chunks_per_npu(), 1);
