@@ -123,7 +123,8 @@ double parse_bandwidth(std::string_view text, std::string_view what) {
     throw Error(std::string(what) + ": expected a bandwidth in GB/s such as 50, got " +
                 single_quoted(text));
   if (!(value > 0))
-    throw Error(std::string(what) + ": bandwidth must be greater than zero, got " + single_quoted(text));
+    throw Error(std::string(what) + ": bandwidth must be greater than zero, got " +
+                single_quoted(text));
   return value;
 }
 

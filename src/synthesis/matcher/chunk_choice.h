@@ -147,5 +147,4 @@ int ChunkChoice::best_by_one_draw(LinkId link, const WindowSlot* window, int siz
   return 0;
 }
 
-
 }  // namespace tacos::detail

@@ -9,8 +9,8 @@ namespace tacos::detail {
 
 struct MatchLink {
   NpuId src, dst;
-  Time arrival_delay;  // latency + serialization (every hop of a switch route)
-  Time busy_delay;     // per link model (a switch route: its first hop)
+  Time arrival_delay;     // latency + serialization (every hop of a switch route)
+  Time busy_delay;        // per link model (a switch route: its first hop)
   double bandwidth_gbps;  // a batched message's serialization is that of all its bytes
   std::uint16_t delay_rank;
   std::int32_t hops_begin = -1;  // switch routes: into SwitchPorts' hops, else -1
