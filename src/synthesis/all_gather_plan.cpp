@@ -8,7 +8,9 @@
 
 namespace tacos::detail {
 
-AllGatherPlan::AllGatherPlan(const Collective& collective) {
+AllGatherPlan::AllGatherPlan(const Collective& collective) { require_within_budget(collective); }
+
+void AllGatherPlan::require_within_budget(const Collective& collective) {
   const double n = collective.num_members();
   const double transfers = n * (n - 1) * collective.chunks_per_npu() *
                            (collective.kind() == CollectiveKind::kAllReduce ? 2 : 1);

@@ -17,6 +17,8 @@ class AllGatherPlan {
  public:
   // Throws BaselineOverBudget when N (N - 1) K chunk transfers (twice for All-Reduce) are over
   // kBaselineTransferBudget, before anything is planned.
+  static void require_within_budget(const Collective& collective);
+  // Checks the budget (require_within_budget).
   explicit AllGatherPlan(const Collective& collective);
 
   // One All-Gather message at logical step `step` (dependencies at smaller steps).

@@ -146,8 +146,7 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
   const int d_count = static_cast<int>(nodes.size());
   const int g_count = static_cast<int>(nodes.front().size());
   const int k_count = collective.chunks_per_npu();
-  // Throws BaselineOverBudget before anything is planned.
-  AllGatherPlan{collective};
+  AllGatherPlan::require_within_budget(collective);  // before anything is planned
 
   // Which NIC sends which node pair (node_direct_rails.h), and in which order: the layout's
   // where no link joins switches, else rounds that keep the spines' links within their
@@ -179,9 +178,9 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
   // messages first; neither is faster everywhere (docs/quality.md, "Measured choices"), so both
   // are built and the faster kept (the layout's on a tie).
   std::optional<Algorithm> best;
+  std::vector<NpuId> rail(static_cast<std::size_t>(d_count));
   for (const bool smallest_first : {false, true}) {
     RailOrder order(static_cast<std::size_t>(g_count));
-    std::vector<NpuId> rail(static_cast<std::size_t>(d_count));
     for (int r = 0; r < g_count; ++r) {
       for (int m = 0; m < d_count; ++m) rail[static_cast<std::size_t>(m)] = nodes[m][r];
       order[r] = balanced_rail_rounds(timing, rail, rails.messages[static_cast<std::size_t>(r)],

@@ -117,26 +117,21 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     // Branch and bound: a K is only kept if strictly faster than the best so far, so the
     // greedy may abandon a plan that provably cannot be (SynthesisOptions::deadline).
     SynthesisOptions options = request.options;
-    bool bounded_by_baseline = false;
-    if (!best && to_beat && past_end(2 * k)) {
+    if (best) options.deadline = best->result.collective_time;
+    // The baseline's time is the one to beat only where stopping this K there cannot change
+    // where the search goes next: it is the last K (K = 1 included: then the greedy may finish
+    // none), or a K that cannot beat the baseline cannot gain on the greedy's own best either.
+    // So the schedule kept is the one kept without it; only the greedy's own best may be
+    // missing a K that lost to the baseline.
+    const bool last = past_end(2 * k);
+    const bool bounded_by_baseline =
+        to_beat && (best ? to_beat->time < options.deadline &&
+                               (last || static_cast<double>(to_beat->time) >=
+                                            (1 - kMinGain) * static_cast<double>(options.deadline))
+                         : last);
+    if (bounded_by_baseline) {
       options.deadline = to_beat->time;
       options.deadline_name = to_beat->name + "'s";
-      bounded_by_baseline = true;
-    } else if (best) {
-      const Time own = best->result.collective_time;
-      options.deadline = own;
-      // The baseline's time is the one to beat only where stopping this K there cannot change
-      // where the search goes next: it is the last K, or a K that cannot beat the baseline
-      // cannot gain on the greedy's own best either. So the schedule kept is the one kept
-      // without it; only the greedy's own best may be missing a K that lost to the baseline.
-      const bool last = past_end(2 * k);
-      if (to_beat && to_beat->time < own &&
-          (last ||
-           static_cast<double>(to_beat->time) >= (1 - kMinGain) * static_cast<double>(own))) {
-        options.deadline = to_beat->time;
-        options.deadline_name = to_beat->name + "'s";
-        bounded_by_baseline = true;
-      }
     }
     SynthesisRun run = run_once(info, network, request.collective_at(network.npus(), k), options);
     seconds += run.result.seconds;
