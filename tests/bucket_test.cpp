@@ -3,8 +3,10 @@
 // search reach it at 256 and 1,024 NPUs.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "cli_support.h"
 #include "tacos/algorithm/verify.h"
@@ -149,6 +151,76 @@ TEST(Bucket, ThePortfolioAndTheKSearchReachItAtScale) {
           .out);
   EXPECT_EQ(searched["chunks_per_npu"], 2);
   EXPECT_LT(searched["binding_ratio"].get<double>(), 1.06);
+}
+
+// All-to-All on hypercube:4 (two dimensions of two), 64 MiB, K = 1: chunks of 16 MiB. The
+// diagonal pair's chunk takes one order, the two neighbours' the other, so each phase loads
+// every link with one chunk; the diagonal chunk's second hop starts as its first arrives:
+// 2 x (0.5 + 312.5) = 626 us against the bound of 625 (three chunks, two links, whole chunks).
+TEST(Bucket, AllToAllOnAHypercubeWorkedByHand) {
+  const Algorithm a2a = bucket("hypercube:4", CollectiveKind::kAllToAll, 64 << 20, 1);
+  EXPECT_NEAR(to_micros(a2a.collective_time), 2 * message_us(16 << 20), 1e-5);
+  EXPECT_NEAR(to_micros(a2a.collective_time), 626.0, 1e-5);
+  // 8 directed links, each one message per phase.
+  EXPECT_EQ(a2a.transfers().size(), 16u);
+}
+
+// The order and the antipode's side go by the offset between sender and receiver, so every
+// directed link of a torus carries the same bytes in the same number of messages, and each
+// direction of each dimension about as much in both phases. torus2d:8x8, 64 MiB, K = 1: chunks
+// of 1 MiB; a ring of 8 moves 8 x (1 + 2 + 3 + 4 / 2) = 64 chunk hops per direction per row,
+// one chunk hop per link for each of the 8 rows' worth: 64 MiB per link in 4 messages per phase,
+// and no link ever waits: 64 x 19.53 + 8 x 0.5 = 1254 us against the cut bound of 1250.
+TEST(Bucket, AllToAllLoadsEveryTorusLinkAlike) {
+  for (const int k : {1, 2}) {
+    const Algorithm a2a = bucket("torus2d:8x8", CollectiveKind::kAllToAll, 64 << 20, k);
+    std::map<std::pair<DeviceId, DeviceId>, std::pair<int, int>> per_link;  // messages, chunks
+    for (const Transfer& t : a2a.transfers()) {
+      auto& [messages, chunks] = per_link[{t.src, t.dst}];
+      ++messages;
+      chunks += t.num_chunks;
+    }
+    ASSERT_EQ(per_link.size(), 256u) << "K=" << k;
+    for (const auto& [link, load] : per_link) {
+      EXPECT_EQ(load.second, 64 * k) << "K=" << k << " link " << link.first << "->" << link.second;
+      EXPECT_EQ(load.first, 8 * k) << "K=" << k << " link " << link.first << "->" << link.second;
+    }
+    if (k == 1) {
+      EXPECT_NEAR(to_micros(a2a.collective_time), 64 * message_us(1 << 20) - 56 * 0.5, 1e-5);
+      EXPECT_NEAR(to_micros(a2a.collective_time), 1254.0, 1e-5);
+    }
+  }
+}
+
+TEST(Bucket, AllToAllVerifiesOnEveryShape) {
+  for (const std::string spec : {"torus2d:3x4", "mesh2d:4x3", "torus3d:3x3x2", "mesh3d:2x3x2",
+                                 "ring:5", "ring:2", "ring:3,ring:4", "hypercube:8", "torus2d:4x4"})
+    for (const int k : {1, 2, 3}) bucket(spec, CollectiveKind::kAllToAll, 3 << 20, k);
+}
+
+// At 512 NPUs, K = 1 (K = 2 is over the budget): near the bound where the greedy alone is 1.271
+// and 1.341 x (docs/quality.md, quality at scale).
+TEST(Bucket, AllToAllNearTheBoundAt512Npus) {
+  const Algorithm torus = bucket("torus3d:8x8x8", CollectiveKind::kAllToAll, 64 << 20, 1);
+  EXPECT_NEAR(to_micros(torus.collective_time), 1258.441413, 1e-5);
+  EXPECT_LT(to_micros(torus.collective_time), 1.01 * 1250.0);  // the cut bound
+  const Algorithm cube = bucket("hypercube:512", CollectiveKind::kAllToAll, 64 << 20, 1);
+  EXPECT_NEAR(to_micros(cube.collective_time), 631.94141, 1e-5);
+  EXPECT_LT(to_micros(cube.collective_time), 1.02 * 625.0);
+}
+
+// Every chunk's hops along each dimension, counted before anything is built: on torus2d:32x32
+// each ring of 32 has 8,192 position-pair hops, times 32 x 32 pairs of the other coordinate.
+TEST(Bucket, AllToAllOverTheBudgetSaysHowManyTransfers) {
+  const Topology torus = make("torus2d:32x32");
+  try {
+    synthesize_baseline(Baseline::kBucket, torus,
+                        Collective::make(CollectiveKind::kAllToAll, 1024, 64 << 20, 1),
+                        LinkModel::kTacos);
+    FAIL() << "built";
+  } catch (const BaselineOverBudget& over) {
+    EXPECT_STREQ(over.what(), "16777216 chunk transfers > 2097152, the baselines' budget");
+  }
 }
 
 }  // namespace

@@ -228,7 +228,9 @@ std::vector<AlgorithmInfo> make_registry() {
       {"bucket",
        "multi-dimensional bidirectional bucket on tori and meshes: one dimension at a time, "
        "pieces spread over the dimension orders",
-       gather_scatter, /*needs_reducing_switch=*/false, /*neighbour_messages=*/true},
+       {Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce, Kind::kAllToAll},
+       /*needs_reducing_switch=*/false,
+       /*neighbour_messages=*/true},
       {"node-direct",
        "switch pods: each node's block to every other node in one message over one rail, "
        "gathered and handed on over the NVSwitch",
