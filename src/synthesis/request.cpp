@@ -227,7 +227,7 @@ std::vector<AlgorithmInfo> make_registry() {
       {"biring", "bidirectional ring: every piece halfway round each way", gather_scatter},
       {"bucket",
        "multi-dimensional bidirectional bucket on tori and meshes: one dimension at a time, "
-       "pieces spread over the dimension orders",
+       "pieces (All-to-All: chunks) spread over the dimension orders",
        {Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce, Kind::kAllToAll},
        /*needs_reducing_switch=*/false,
        /*neighbour_messages=*/true},

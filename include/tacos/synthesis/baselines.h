@@ -70,7 +70,10 @@
 //                dimension's links work in every phase, each block going both ways round a
 //                ring (the antipode's copy split between the sides) or to both ends of a line.
 //                Reduce-Scatter its time reversal, All-Reduce both. Needs K >= the number of
-//                dimensions to use them all (K = 1: one rotation).
+//                dimensions to use them all (K = 1: one rotation). All-to-All: each chunk one
+//                dimension at a time, the orders by the sender-receiver offset so each
+//                direction of each dimension works in every phase, and everything crossing a
+//                link at one hop of one phase as one message.
 //  node-direct   switch pods of nodes (DGX, NVL racks): each node gathers its GPUs' shards
 //                over its NVSwitch, sends the whole node block to every other node in one
 //                message over one rail (the rail of a node pair spread so every NIC sends and
