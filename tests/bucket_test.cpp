@@ -13,6 +13,7 @@
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/synthesis/baselines.h"
+#include "tacos/synthesis/request.h"
 #include "tacos/topology/generators.h"
 #include "test_printers.h"
 
@@ -210,17 +211,43 @@ TEST(Bucket, AllToAllNearTheBoundAt512Npus) {
 }
 
 // Every chunk's hops along each dimension, counted before anything is built: on torus2d:32x32
-// each ring of 32 has 8,192 position-pair hops, times 32 x 32 pairs of the other coordinate.
+// each ring of 32 has 8,192 position-pair hops, times 32 x 32 pairs of the other coordinate:
+// 16,777,216 at K = 1, bucket's All-to-All budget itself (built: 1.0032 x the bound in the
+// at-scale table); K = 2 is over it.
 TEST(Bucket, AllToAllOverTheBudgetSaysHowManyTransfers) {
   const Topology torus = make("torus2d:32x32");
   try {
     synthesize_baseline(Baseline::kBucket, torus,
-                        Collective::make(CollectiveKind::kAllToAll, 1024, 64 << 20, 1),
+                        Collective::make(CollectiveKind::kAllToAll, 1024, 64 << 20, 2),
                         LinkModel::kTacos);
     FAIL() << "built";
   } catch (const BaselineOverBudget& over) {
-    EXPECT_STREQ(over.what(), "16777216 chunk transfers > 2097152, the baselines' budget");
+    EXPECT_STREQ(over.what(),
+                 "33554432 chunk transfers > 16777216, the budget of bucket's All-to-All");
   }
+  EXPECT_EQ(kBucketAllToAllBudget, 16777216);
+}
+
+// Over the portfolio's estimate (torus2d:16x16 All-to-All: N x N x K x hops = 526,344) bucket is
+// 2508 us, 1.0032 x the bound of 2500: within kGreedyNeedlessRatio, so the greedy is not run;
+// both outputs say why.
+TEST(Bucket, NearTheBoundTheGreedyIsNotRun) {
+  const std::string args =
+      "synthesize --topology torus2d:16x16 --collective all-to-all --size 64MiB --chunks-per-npu 1";
+  const nlohmann::json kept = nlohmann::json::parse(tacos_test::run_tacos(args + " --json").out);
+  EXPECT_EQ(kept["portfolio_winner"], "bucket");
+  EXPECT_NEAR(kept["collective_time_us"].get<double>(), 2508.000006, 1e-5);
+  EXPECT_TRUE(kept["greedy_time_us"].is_null());
+  const std::string note = "bucket's schedule is 1.0032 x the lower bound (2500 us)";
+  EXPECT_NE(kept["portfolio_skipped"].get<std::string>().find("the TACOS greedy not run: " + note),
+            std::string::npos)
+      << kept["portfolio_skipped"];
+  EXPECT_EQ(kept["verified"], true);
+  const tacos_test::RunResult text = tacos_test::run_tacos(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("(the TACOS greedy alone: not run, " + note + ")"), std::string::npos)
+      << text.out;
+  EXPECT_DOUBLE_EQ(kGreedyNeedlessRatio, 1.005);
 }
 
 }  // namespace

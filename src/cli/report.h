@@ -55,6 +55,7 @@ void put_report(KeyedJson& json, const Report& report);
 // the portfolio's fastest baseline cut the greedy's K search short (SynthesisRun::greedy_cut_by),
 // that the time is its best over the K it finished, or that it finished none.
 inline std::string greedy_alone_note(const SynthesisRun& run, const std::string& plain) {
+  if (!run.greedy_time && !run.greedy_not_run.empty()) return ": not run, " + run.greedy_not_run;
   if (!run.greedy_time)
     return ": not finished, its only K could not beat " + run.greedy_cut_by + "'s time";
   const std::string time = ": " + format_micros(*run.greedy_time) + " us";

@@ -197,73 +197,76 @@ Algorithm bucket_all_to_all(const Topology& topology, const Topology& timing,
     longest_phase = std::max(longest_phase, phase_hops(d));
   }
   chunk_hops *= k_count;
-  if (chunk_hops > kBaselineTransferBudget) {
+  if (chunk_hops > kBucketAllToAllBudget) {
     char text[160];
-    std::snprintf(text, sizeof text, "%.0f chunk transfers > %.0f, the baselines' budget",
-                  chunk_hops, kBaselineTransferBudget);
+    std::snprintf(text, sizeof text,
+                  "%.0f chunk transfers > %.0f, the budget of bucket's All-to-All", chunk_hops,
+                  kBucketAllToAllBudget);
     throw BaselineOverBudget(text);
   }
+  // Step by step (phase, hop, piece), so only one step's hops are held at a time: at 1,024
+  // NPUs all of them would be 16.8 million.
+  const OrderTable orders(active, k_count);
   struct Hop {
-    std::int64_t step;
     NpuId from, to;
     ChunkId chunk;
   };
-  const OrderTable orders(active, k_count);
   std::vector<Hop> hops;
-  hops.reserve(static_cast<std::size_t>(chunk_hops));
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
+  std::vector<ChunkId> message;
+  LogicalSchedule schedule(topology, timing, collective);
+  for (int p = 0; p < dims; ++p)
+    for (int h = 0; h < longest_phase; ++h)
       for (int k = 0; k < k_count; ++k) {
-        const auto chunk =
-            static_cast<ChunkId>((static_cast<std::int64_t>(i) * n + j) * k_count + k);
-        NpuId at = members[i];
-        const NpuId target = members[j];
-        const int rotation = orders.order(at, target, k);
-        for (int p = 0; p < dims; ++p) {
-          const Dimension& d = active[(rotation + p) % dims];
-          const int a = (at / d.stride) % d.size;
-          const int b = (target / d.stride) % d.size;
-          if (a == b) continue;
-          const int count = dimension_distance(d, a, b);
-          int sign = b > a ? 1 : -1;
-          if (d.wiring != DimensionWiring::kLine) {
-            const int forward = ((b - a) % d.size + d.size) % d.size;
-            sign = 2 * forward < d.size ? 1
-                   : 2 * forward > d.size
-                       ? -1
-                       : (orders.antipode_forward(members[i], target, k,
-                                                  static_cast<std::size_t>((rotation + p) % dims))
-                              ? 1
-                              : -1);
-          }
-          int position = a;
-          for (int h = 0; h < count; ++h) {
-            const int next = ((position + sign) % d.size + d.size) % d.size;
-            const NpuId to = at + (next - position) * d.stride;
+        hops.clear();
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < n; ++j) {
+            if (i == j) continue;
+            const NpuId source = members[i];
+            const NpuId target = members[j];
+            const int rotation = orders.order(source, target, k);
+            const std::size_t e = static_cast<std::size_t>((rotation + p) % dims);
+            const Dimension& d = active[e];
+            const int a = (source / d.stride) % d.size;
+            const int b = (target / d.stride) % d.size;
+            if (dimension_distance(d, a, b) <= h) continue;
+            // Where the chunk starts this phase: the earlier phases' coordinates are the
+            // target's.
+            NpuId at = source;
+            for (int q = 0; q < p; ++q) {
+              const Dimension& earlier = active[(rotation + q) % dims];
+              at += ((target / earlier.stride) % earlier.size -
+                     (source / earlier.stride) % earlier.size) *
+                    earlier.stride;
+            }
+            int sign = b > a ? 1 : -1;
+            if (d.wiring != DimensionWiring::kLine) {
+              const int forward = ((b - a) % d.size + d.size) % d.size;
+              sign = 2 * forward < d.size                            ? 1
+                     : 2 * forward > d.size                          ? -1
+                     : orders.antipode_forward(source, target, k, e) ? 1
+                                                                     : -1;
+            }
+            const int from = ((a + sign * h) % d.size + d.size) % d.size;
+            const int to = ((a + sign * (h + 1)) % d.size + d.size) % d.size;
             hops.push_back(
-                {(static_cast<std::int64_t>(p) * longest_phase + h) * k_count + k, at, to, chunk});
-            at = to;
-            position = next;
+                {at + (from - a) * d.stride, at + (to - a) * d.stride,
+                 static_cast<ChunkId>((static_cast<std::int64_t>(i) * n + j) * k_count + k)});
           }
+        std::stable_sort(hops.begin(), hops.end(), [](const Hop& x, const Hop& y) {
+          return std::tie(x.from, x.to) < std::tie(y.from, y.to);
+        });
+        const std::int64_t step = (static_cast<std::int64_t>(p) * longest_phase + h) * k_count + k;
+        for (std::size_t first = 0; first < hops.size();) {
+          std::size_t last = first;
+          message.clear();
+          while (last < hops.size() && hops[last].from == hops[first].from &&
+                 hops[last].to == hops[first].to)
+            message.push_back(hops[last++].chunk);
+          schedule.send(hops[first].from, hops[first].to, step, message);
+          first = last;
         }
       }
-    }
-  std::sort(hops.begin(), hops.end(), [](const Hop& x, const Hop& y) {
-    return std::tie(x.step, x.from, x.to, x.chunk) < std::tie(y.step, y.from, y.to, y.chunk);
-  });
-  LogicalSchedule schedule(topology, timing, collective);
-  std::vector<ChunkId> message;
-  for (std::size_t first = 0; first < hops.size();) {
-    std::size_t last = first;
-    message.clear();
-    while (last < hops.size() && hops[last].step == hops[first].step &&
-           hops[last].from == hops[first].from && hops[last].to == hops[first].to)
-      message.push_back(hops[last++].chunk);
-    schedule.send(hops[first].from, hops[first].to, hops[first].step, message);
-    first = last;
-  }
-  return schedule.build("bucket", model);
+  return schedule.build("bucket", model, kBucketAllToAllBudget);
 }
 
 }  // namespace

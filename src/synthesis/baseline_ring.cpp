@@ -1,6 +1,7 @@
 // The ring baseline (baselines.h): NCCL-style rings over the ring order of the members.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "tacos/synthesis/baselines.h"
@@ -140,6 +141,17 @@ Algorithm ring_baseline(const Topology& topology, const Topology& timing,
     case CollectiveKind::kAllToAll: {
       // Ring relay: P[a]'s chunks travel round the ring; on its h-th hop (step h) one message
       // per piece carries those still going further, N-1-h destinations' worth.
+      // N x N (N - 1) / 2 x K chunk transfers at one hop per message: checked before the
+      // messages are collected (at 1,024 NPUs they alone would hold 2 GiB).
+      const double at_least = static_cast<double>(n) * n * (n - 1) / 2 * k_count;
+      if (at_least > kBaselineTransferBudget) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "at least %.0f chunk transfers (one hop per message) > %.0f, the "
+                      "baselines' budget",
+                      at_least, kBaselineTransferBudget);
+        throw BaselineOverBudget(text);
+      }
       std::vector<ChunkId> chunks;
       for (int h = 0; h + 1 < n; ++h)
         for (int k = 0; k < k_count; ++k)

@@ -294,27 +294,27 @@ namespace {
 
 // Every message's chunks times its hops (what route_messages makes: one transfer per hop, each
 // carrying the message's chunks), counted before anything is built.
-void require_within_budget(Router& router, std::span<const Message> messages) {
+void require_within_budget(Router& router, std::span<const Message> messages, double budget) {
   std::vector<DeviceId> path;
   double deliveries = 0;
   for (const Message& m : messages) {
     router.path(m.from, m.to, path);
     deliveries += (static_cast<double>(path.size()) - 1) * m.num_chunks;
   }
-  if (deliveries > kBaselineTransferBudget) {
+  if (deliveries > budget) {
     char text[160];
     std::snprintf(text, sizeof text,
                   "%.0f chunk transfers routed hop by hop > %.0f, the baselines' budget",
-                  deliveries, kBaselineTransferBudget);
+                  deliveries, budget);
     throw BaselineOverBudget(text);
   }
 }
 
 }  // namespace
 
-Algorithm LogicalSchedule::build(const std::string& name, LinkModel model) const {
+Algorithm LogicalSchedule::build(const std::string& name, LinkModel model, double budget) const {
   Router router(topology_, name);
-  require_within_budget(router, messages_);
+  require_within_budget(router, messages_, budget);
   std::vector<Hop> hops;  // copies, then partial sums once reversed
   std::vector<Hop> dual;  // the partial-sum messages as copies on the reversed routes
   route_messages(router, messages_, hops, dual);

@@ -137,6 +137,12 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
 // All-to-All on dgx-a100:32 (messages of up to 255 chunks: 8.4M, 5 GiB) do not.
 inline constexpr double kBaselineTransferBudget = 2097152;
 
+// bucket's All-to-All sends all that crosses a link at one hop as one message, so its chunk
+// transfers cost a fifth of a routed one's (torus2d:32x32 at K = 1, 16.8 million: 7 s and
+// 1.3 GiB with verification; docs/performance.md "Measured costs"): its own budget, 2^24, so
+// that K = 2 there (twice as much) is not built.
+inline constexpr double kBucketAllToAllBudget = 16777216;
+
 // A baseline over kBaselineTransferBudget; the message says how many chunk transfers it has.
 class BaselineOverBudget : public Error {
  public:
@@ -172,7 +178,9 @@ class LogicalSchedule {
   }
 
   // Routes, times and compacts; `name` becomes Algorithm::synthesizer and prefixes errors.
-  Algorithm build(const std::string& name, LinkModel model) const;
+  // BaselineOverBudget beyond `budget` chunk transfers (each message's chunks x its hops).
+  Algorithm build(const std::string& name, LinkModel model,
+                  double budget = kBaselineTransferBudget) const;
 
   // One logical message; public so that build's steps (baseline_routing.cpp) can read them.
   struct Message {

@@ -74,6 +74,11 @@ struct SynthesisRequest {
 // run: beyond 512 NPUs it never is (dgx-h100:128, torus2d:128x128), nor on a torus2d:16x16.
 inline constexpr double kPortfolioBudget = 262144;
 
+// With the portfolio over its estimate's budget (N x N x K x hops transfers), a baseline within
+// this ratio of the lower bound leaves the greedy no more than 0.5% to gain: it is not run
+// (SynthesisRun::greedy_not_run).
+inline constexpr double kGreedyNeedlessRatio = 1.005;
+
 struct SynthesisRun {
   std::string name;  // the algorithm, as requested
   // Set when the algorithm does not apply, or when a baseline would be over
@@ -97,6 +102,10 @@ struct SynthesisRun {
   // (the portfolio builds the baselines first; a K whose plan cannot beat the fastest of them
   // is not finished); empty if none.
   std::string greedy_cut_by;
+  // `tacos` with the portfolio over its estimate's budget: why the TACOS greedy was not run
+  // (a baseline already within kGreedyNeedlessRatio of the lower bound, the greedy's
+  // transfers over the budget); greedy_time is then unset. Empty where it ran.
+  std::string greedy_not_run;
   // With auto_chunks: set when the time budget stopped the K search before its own end
   // (SynthesisRequest::auto_budget_seconds), naming the last K tried; empty otherwise.
   std::string auto_stopped;
