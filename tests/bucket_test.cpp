@@ -199,8 +199,8 @@ TEST(Bucket, AllToAllVerifiesOnEveryShape) {
     for (const int k : {1, 2, 3}) bucket(spec, CollectiveKind::kAllToAll, 3 << 20, k);
 }
 
-// At 512 NPUs, K = 1 (K = 2 is over the budget): near the bound where the greedy alone is 1.271
-// and 1.341 x (docs/quality.md, quality at scale).
+// At 512 NPUs, K = 1: near the bound where the greedy alone is 1.271 and 1.341 x (docs/quality.md,
+// quality at scale).
 TEST(Bucket, AllToAllNearTheBoundAt512Npus) {
   const Algorithm torus = bucket("torus3d:8x8x8", CollectiveKind::kAllToAll, 64 << 20, 1);
   EXPECT_NEAR(to_micros(torus.collective_time), 1258.441413, 1e-5);

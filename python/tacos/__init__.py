@@ -441,7 +441,8 @@ def synthesize(topology, collective="all-gather", size="64MiB", chunks_per_npu=1
     coalescing on direct links under the tacos link model, and its ports' orders justified
     through switches; with ``chunks_per_npu="auto"`` its best over the K it finished: the
     baselines are built first, and the greedy's last K stops once it cannot beat the fastest
-    of them; None where that was its only K, so it finished none). False: the TACOS greedy without baselines, not coalesced (still
+    of them; None where that was its only K, so it finished none, or where a baseline within
+    0.5% of the lower bound made it needless, ``portfolio_skipped`` then says so). False: the TACOS greedy without baselines, not coalesced (still
     justified). Not run with ``time_only`` nor beyond 262,144 estimated baseline
     transfers (``kPortfolioBudget``; ``portfolio_skipped`` says so).
 

@@ -31,7 +31,7 @@ resolved), every key of ``tacos synthesize --json``, ``status`` (``ok``; ``error
 message is in ``error``; ``failed``: the task itself died, e.g. its worker was lost too often) and
 ``error``. ``tacos`` runs with its portfolio (``portfolio_winner`` names the schedule kept,
 ``greedy_time_us`` is tacos's own schedule's time before the baselines, empty where the
-fastest baseline stopped its only K). Re-running with the same ``--out`` skips configurations that have an ``ok`` or
+fastest baseline stopped its only K or, within 0.5% of the lower bound, left it unrun). Re-running with the same ``--out`` skips configurations that have an ``ok`` or
 ``error`` row and retries ``failed`` ones, so an interrupted sweep resumes where it stopped.
 """
 
