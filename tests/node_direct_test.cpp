@@ -70,8 +70,8 @@ TEST(NodeDirect, EveryNicSendsAndReceivesTheSameShareInFewMessages) {
 
 TEST(NodeDirect, EveryCollectiveVerifiesOnPods) {
   for (const std::string spec : {"dgx-a100:2", "dgx-h100:3", "dgx-h100:4", "dgx-h100:12"})
-    for (const CollectiveKind kind :
-         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce})
+    for (const CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                      CollectiveKind::kAllReduce, CollectiveKind::kAllToAll})
       for (const int k : {1, 3}) node_direct(make(spec), kind, k);
 }
 
@@ -207,6 +207,36 @@ TEST(NodeDirect, BehindSpinesTheFasterOfTwoRoundOrdersIsKept) {
               265.233637, 1e-5);
   EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kReduceScatter, 2).collective_time),
               244.992294, 1e-5);
+}
+
+// All-to-All as PXN on dgx-h100:64, 64 MiB, K = 1: chunks of 128 KiB. Every NIC sends the 63
+// other nodes one message each with its node's 8 chunks for the GPU of its rail there (1 MiB:
+// 1 + 19.53 us a port) and takes in 63 such; nodes in shift order, so the leaf's ports never
+// queue: 63 x 20.53 us of NIC port time and one more leaf port time, 1314.0 us, and the
+// schedule ends 10.9 us later (the first shift's gathering over the NVSwitch): 1324.95 us,
+// 1.019 x the store-and-forward bound of 1300.62 where the TACOS greedy is 1.384 x
+// (docs/quality.md, quality at scale).
+TEST(NodeDirect, AllToAllSendsANodesChunksForAGpuInOneMessage) {
+  const Topology pod = make("dgx-h100:64");
+  const Algorithm a2a = node_direct(pod, CollectiveKind::kAllToAll, 1);
+  std::map<DeviceId, int> sent_messages, received_messages;
+  for (const Transfer& t : a2a.transfers()) {
+    if (node_switch(pod, t.src) == node_switch(pod, t.dst)) continue;
+    EXPECT_EQ(t.num_chunks, 8) << t.src << "->" << t.dst;
+    EXPECT_EQ(t.src % 8, t.dst % 8) << "rail";
+    ++sent_messages[t.src];
+    ++received_messages[t.dst];
+  }
+  ASSERT_EQ(sent_messages.size(), 512u);
+  for (const auto& [npu, count] : sent_messages) EXPECT_EQ(count, 63) << npu;
+  for (const auto& [npu, count] : received_messages) EXPECT_EQ(count, 63) << npu;
+  const double port_us = 1.0 + (1 << 20) / (50.0 * (1 << 30)) * 1e6;
+  const double nic_part = 64 * port_us;
+  EXPECT_NEAR(nic_part, 1314.0, 0.01);
+  EXPECT_NEAR(to_micros(a2a.collective_time), 1324.946628, 1e-5);
+  EXPECT_GT(to_micros(a2a.collective_time), nic_part);
+  EXPECT_LT(to_micros(a2a.collective_time), nic_part + 12);
+  EXPECT_LT(to_micros(a2a.collective_time), 1.02 * 1300.624825);
 }
 
 }  // namespace

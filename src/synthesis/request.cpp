@@ -236,8 +236,11 @@ std::vector<AlgorithmInfo> make_registry() {
        /*neighbour_messages=*/true},
       {"node-direct",
        "switch pods: each node's block to every other node in one message over one rail, "
-       "gathered and handed on over the NVSwitch",
-       gather_scatter, /*needs_reducing_switch=*/false, /*neighbour_messages=*/true},
+       "gathered and handed on over the NVSwitch (All-to-All: PXN, a node's chunks for one GPU "
+       "in one message)",
+       {Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce, Kind::kAllToAll},
+       /*needs_reducing_switch=*/false,
+       /*neighbour_messages=*/true},
       {"nvls",
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
        "through it (multicast store)",
