@@ -79,7 +79,9 @@
 //                message over one rail (the rail of a node pair spread so every NIC sends and
 //                receives alike), and the receiving GPU hands it on inside its node: (nodes - 1)
 //                / rails messages per NIC of a node's size instead of nodes - 1 single shards.
-//                Reduce-Scatter its time reversal, All-Reduce both.
+//                Reduce-Scatter its time reversal, All-Reduce both. All-to-All as NCCL's PXN:
+//                a GPU's chunks for rail r's GPUs go over the NVSwitch to its node's GPU r,
+//                which sends each other node one message with its node's chunks for it.
 //  nvls          NCCL's NVLS on a reducing switch joined to every member (NVLink SHARP): each
 //                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
 //                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
