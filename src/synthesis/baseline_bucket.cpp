@@ -53,9 +53,8 @@ int dimension_distance(const Dimension& d, int a, int b) {
 // dimension. Offsets are taken largest first, each to the order where that sum grows least,
 // then where the squared loads grow least (each direction's load even over the orders). By the
 // offset alone (not the pair), every link of a torus dimension carries the same at every hop,
-// so no hop waits on a larger message upstream. (Orders by a hash of the pair left links 941
-// to 1664 us busy on torus2d:8x8 at K = 1; balancing dimensions, not directions, 38 against 29
-// chunks in a phase.)
+// so no hop waits on a larger message upstream. (Orders by a hash of the pair, or balancing
+// dimensions but not their directions, left phases uneven: docs/quality.md, "Measured choices".)
 class OrderTable {
  public:
   OrderTable(const std::vector<Dimension>& active, int pieces) : active_(active), pieces_(pieces) {

@@ -140,9 +140,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
 inline constexpr double kBaselineTransferBudget = 2097152;
 
 // bucket's All-to-All sends all that crosses a link at one hop as one message, so its chunk
-// transfers cost a fifth of a routed one's (torus2d:32x32 at K = 1, 16.8 million: 7 s and
-// 1.3 GiB with verification; docs/performance.md "Measured costs"): its own budget, 2^24, so
-// that K = 2 there (twice as much) is not built.
+// transfers cost about a fifth of a routed one's (docs/performance.md, "Measured costs"): its
+// own budget, 2^24, which holds torus2d:32x32 at K = 1 but not at K = 2.
 inline constexpr double kBucketAllToAllBudget = 16777216;
 
 // A baseline over kBaselineTransferBudget; the message says how many chunk transfers it has.
