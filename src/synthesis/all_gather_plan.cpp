@@ -1,7 +1,6 @@
 #include "all_gather_plan.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "reduction.h"
 #include "tacos/common/error.h"
@@ -14,12 +13,8 @@ void AllGatherPlan::require_within_budget(const Collective& collective) {
   const double n = collective.num_members();
   const double transfers = n * (n - 1) * collective.chunks_per_npu() *
                            (collective.kind() == CollectiveKind::kAllReduce ? 2 : 1);
-  if (transfers > kBaselineTransferBudget) {
-    char text[160];
-    std::snprintf(text, sizeof text, "%.0f chunk transfers > %.0f, the baselines' budget",
-                  transfers, kBaselineTransferBudget);
-    throw BaselineOverBudget(text);
-  }
+  require_transfers_within(transfers, kBaselineTransferBudget,
+                           "%.0f chunk transfers > %.0f, the baselines' budget");
 }
 
 void AllGatherPlan::send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks) {

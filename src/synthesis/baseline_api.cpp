@@ -1,5 +1,6 @@
 // The baselines' public entry points (baselines.h): names, applicability, dispatch.
 #include <cstdint>
+#include <cstdio>
 
 #include "in_switch.h"
 #include "tacos/common/error.h"
@@ -140,4 +141,14 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
   throw Error("unknown baseline");
 }
 
+namespace detail {
+
+void require_transfers_within(double transfers, double budget, const char* format) {
+  if (transfers <= budget) return;
+  char text[200];
+  std::snprintf(text, sizeof text, format, transfers, budget);
+  throw BaselineOverBudget(text);
+}
+
+}  // namespace detail
 }  // namespace tacos

@@ -14,7 +14,6 @@
 // crosses a link at the same hop of the same phase for the same piece goes as one message.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <span>
@@ -41,9 +40,15 @@ int phase_hops(const Dimension& d) {
   return d.wiring == DimensionWiring::kLine ? d.size - 1 : d.size / 2;
 }
 
+// v modulo size, in [0, size).
+int wrap(int v, int size) { return (v % size + size) % size; }
+
+// An NPU's position along `d`.
+int coordinate(NpuId npu, const Dimension& d) { return (npu / d.stride) % d.size; }
+
 // Hops from position a to b along `d`: straight on a line, the shorter way round a ring.
 int dimension_distance(const Dimension& d, int a, int b) {
-  const int forward = ((b - a) % d.size + d.size) % d.size;
+  const int forward = wrap(b - a, d.size);
   return d.wiring == DimensionWiring::kLine ? std::abs(b - a) : std::min(forward, d.size - forward);
 }
 
@@ -79,7 +84,7 @@ class OrderTable {
         rest /= range(d);
         const int diff = cyclic(d) ? v : v - (d.size - 1);
         offset.diff.push_back(diff);
-        offset.forward.push_back((diff % d.size + d.size) % d.size);
+        offset.forward.push_back(wrap(diff, d.size));
         offset.pairs *= cyclic(d) ? d.size : d.size - std::abs(diff);
         hops += cyclic(d) ? std::min(diff, d.size - diff) : std::abs(diff);
       }
@@ -107,7 +112,10 @@ class OrderTable {
           } else if (2 * f != d.size) {
             add[2 * e + (2 * f < d.size ? 0 : 1)] += offset.pairs * std::min(f, d.size - f);
           } else {
-            add[2 * e + (forward_at_antipode(offset.forward, k, e) ? 0 : 1)] += offset.pairs * f;
+            int others = 0;
+            for (std::size_t g = 0; g < dims; ++g)
+              if (g != e) others += offset.forward[g];
+            add[2 * e + (forward_at_antipode(others, k) ? 0 : 1)] += offset.pairs * f;
           }
         }
         int best = 0;
@@ -141,7 +149,7 @@ class OrderTable {
     int index = 0, scale = 1;
     for (const Dimension& d : active_) {
       const int diff = coordinate(to, d) - coordinate(from, d);
-      index += (cyclic(d) ? (diff % d.size + d.size) % d.size : diff + d.size - 1) * scale;
+      index += (cyclic(d) ? wrap(diff, d.size) : diff + d.size - 1) * scale;
       scale *= range(d);
     }
     return order_[static_cast<std::size_t>(k) * offsets_ + index];
@@ -150,26 +158,22 @@ class OrderTable {
   // Whether the chunk reaches its antipode along ring dimension e the positive way: by the
   // other dimensions' offsets and the piece, so each way takes about half.
   bool antipode_forward(NpuId from, NpuId to, int k, std::size_t e) const {
-    std::vector<int> forward;
-    for (const Dimension& d : active_)
-      forward.push_back(((coordinate(to, d) - coordinate(from, d)) % d.size + d.size) % d.size);
-    return forward_at_antipode(forward, k, e);
+    int others = 0;
+    for (std::size_t f = 0; f < active_.size(); ++f)
+      if (f != e)
+        others += wrap(coordinate(to, active_[f]) - coordinate(from, active_[f]), active_[f].size);
+    return forward_at_antipode(others, k);
   }
 
  private:
-  static int coordinate(NpuId npu, const Dimension& d) { return (npu / d.stride) % d.size; }
   // A line of two is a ring of two (a hypercube's dimensions): offsets by difference, not
   // direction, so that the table sees the same classes from every NPU.
   static bool cyclic(const Dimension& d) {
     return d.wiring != DimensionWiring::kLine || d.size == 2;
   }
   static int range(const Dimension& d) { return cyclic(d) ? d.size : 2 * d.size - 1; }
-  static bool forward_at_antipode(const std::vector<int>& forward, int k, std::size_t e) {
-    int parity = k;
-    for (std::size_t f = 0; f < forward.size(); ++f)
-      if (f != e) parity += forward[f];
-    return parity % 2 == 0;
-  }
+  // `others`: the sum of the other dimensions' forward offsets.
+  static bool forward_at_antipode(int others, int k) { return (others + k) % 2 == 0; }
 
   const std::vector<Dimension>& active_;
   int pieces_;
@@ -196,16 +200,18 @@ Algorithm bucket_all_to_all(const Topology& topology, const Topology& timing,
     longest_phase = std::max(longest_phase, phase_hops(d));
   }
   chunk_hops *= k_count;
-  if (chunk_hops > kBucketAllToAllBudget) {
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  "%.0f chunk transfers > %.0f, the budget of bucket's All-to-All", chunk_hops,
-                  kBucketAllToAllBudget);
-    throw BaselineOverBudget(text);
-  }
+  require_transfers_within(chunk_hops, kBucketAllToAllBudget,
+                           "%.0f chunk transfers > %.0f, the budget of bucket's All-to-All");
   // Step by step (phase, hop, piece), so only one step's hops are held at a time: at 1,024
   // NPUs all of them would be 16.8 million.
   const OrderTable orders(active, k_count);
+  // Each chunk's dimension order, looked up once rather than at every (phase, hop).
+  std::vector<std::uint16_t> rotation_of(static_cast<std::size_t>(n) * n * k_count);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int k = 0; k < k_count; ++k)
+        rotation_of[(static_cast<std::size_t>(i) * n + j) * k_count + k] =
+            static_cast<std::uint16_t>(orders.order(members[i], members[j], k));
   struct Hop {
     NpuId from, to;
     ChunkId chunk;
@@ -222,34 +228,32 @@ Algorithm bucket_all_to_all(const Topology& topology, const Topology& timing,
             if (i == j) continue;
             const NpuId source = members[i];
             const NpuId target = members[j];
-            const int rotation = orders.order(source, target, k);
+            const auto chunk =
+                static_cast<ChunkId>((static_cast<std::int64_t>(i) * n + j) * k_count + k);
+            const int rotation = rotation_of[static_cast<std::size_t>(chunk)];
             const std::size_t e = static_cast<std::size_t>((rotation + p) % dims);
             const Dimension& d = active[e];
-            const int a = (source / d.stride) % d.size;
-            const int b = (target / d.stride) % d.size;
+            const int a = coordinate(source, d);
+            const int b = coordinate(target, d);
             if (dimension_distance(d, a, b) <= h) continue;
             // Where the chunk starts this phase: the earlier phases' coordinates are the
             // target's.
             NpuId at = source;
             for (int q = 0; q < p; ++q) {
               const Dimension& earlier = active[(rotation + q) % dims];
-              at += ((target / earlier.stride) % earlier.size -
-                     (source / earlier.stride) % earlier.size) *
-                    earlier.stride;
+              at += (coordinate(target, earlier) - coordinate(source, earlier)) * earlier.stride;
             }
             int sign = b > a ? 1 : -1;
             if (d.wiring != DimensionWiring::kLine) {
-              const int forward = ((b - a) % d.size + d.size) % d.size;
+              const int forward = wrap(b - a, d.size);
               sign = 2 * forward < d.size                            ? 1
                      : 2 * forward > d.size                          ? -1
                      : orders.antipode_forward(source, target, k, e) ? 1
                                                                      : -1;
             }
-            const int from = ((a + sign * h) % d.size + d.size) % d.size;
-            const int to = ((a + sign * (h + 1)) % d.size + d.size) % d.size;
-            hops.push_back(
-                {at + (from - a) * d.stride, at + (to - a) * d.stride,
-                 static_cast<ChunkId>((static_cast<std::int64_t>(i) * n + j) * k_count + k)});
+            const int from = wrap(a + sign * h, d.size);
+            const int to = wrap(a + sign * (h + 1), d.size);
+            hops.push_back({at + (from - a) * d.stride, at + (to - a) * d.stride, chunk});
           }
         std::stable_sort(hops.begin(), hops.end(), [](const Hop& x, const Hop& y) {
           return std::tie(x.from, x.to) < std::tie(y.from, y.to);
@@ -308,7 +312,6 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
   // Every message goes to a neighbour: the budget is known before anything is planned.
   AllGatherPlan plan(collective);
   const int rotations = std::max<int>(1, static_cast<int>(active.size()));
-  auto coord = [&](int npu, const Dimension& d) { return (npu / d.stride) % d.size; };
   // Pieces go to rotations round-robin; a rotation's pieces are pipelined one message each.
   const int pieces_per_rotation = (k_count + rotations - 1) / rotations;
   int longest_phase = 0;
@@ -330,11 +333,11 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
           bool same = true;
           for (std::size_t e = j; e < active.size() && same; ++e) {
             const Dimension& later = active[(rotation + e) % active.size()];
-            same = coord(owner, later) == coord(v, later);
+            same = coordinate(owner, later) == coordinate(v, later);
           }
           if (same) block.push_back(static_cast<ChunkId>(owner * k_count + piece));
         }
-        const int x = coord(v, d);
+        const int x = coordinate(v, d);
         const int m = d.size;
         auto npu_at = [&](int position) { return v + (position - x) * d.stride; };
         auto add = [&](int from, int to, int hop, std::span<const ChunkId> chunks) {
@@ -349,7 +352,6 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
         }
         // Ring: each way to the nearer half; an even ring's antipode gets half of the block
         // from each side (a one-chunk block alternates its side by position and piece).
-        auto wrap = [&](int p) { return ((p % m) + m) % m; };
         const int full = (m - 1) / 2;
         const bool antipode = m % 2 == 0;
         const std::size_t half = all.size() == 1 ? ((x + q) % 2 == 0 ? 1 : 0) : all.size() / 2;
@@ -360,8 +362,8 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
             if (h == full)  // the antipode's share from this side
               part = sign == 1 ? all.first(half) : all.subspan(half);
             // Positions as offsets from x, wrapped: the ring's neighbours.
-            const int from = wrap(x + sign * h);
-            const int to = wrap(x + sign * (h + 1));
+            const int from = wrap(x + sign * h, m);
+            const int to = wrap(x + sign * (h + 1), m);
             add(from, to, h, part);
           }
         }

@@ -9,7 +9,6 @@
 // of bytes). Reduce-Scatter is the time reversal, All-Reduce both.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -152,13 +151,8 @@ Algorithm node_direct_all_to_all(const Topology& topology, const Topology& timin
   const int g_count = static_cast<int>(nodes.front().size());
   const int k_count = collective.chunks_per_npu();
   // At most two hops a chunk (the gather, the rail), counted before anything is planned.
-  const double transfers = 2.0 * n * (n - 1) * k_count;
-  if (transfers > kBaselineTransferBudget) {
-    char text[160];
-    std::snprintf(text, sizeof text, "%.0f chunk transfers > %.0f, the baselines' budget",
-                  transfers, kBaselineTransferBudget);
-    throw BaselineOverBudget(text);
-  }
+  require_transfers_within(2.0 * n * (n - 1) * k_count, kBaselineTransferBudget,
+                           "%.0f chunk transfers > %.0f, the baselines' budget");
   auto chunk = [&](NpuId from, NpuId to, int k) {
     return static_cast<ChunkId>((static_cast<std::int64_t>(collective.member_index(from)) * n +
                                  collective.member_index(to)) *

@@ -1,7 +1,6 @@
 // The ring baseline (baselines.h): NCCL-style rings over the ring order of the members.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <vector>
 
 #include "tacos/synthesis/baselines.h"
@@ -143,15 +142,10 @@ Algorithm ring_baseline(const Topology& topology, const Topology& timing,
       // per piece carries those still going further, N-1-h destinations' worth.
       // N x N (N - 1) / 2 x K chunk transfers at one hop per message: checked before the
       // messages are collected (at 1,024 NPUs they alone would hold 2 GiB).
-      const double at_least = static_cast<double>(n) * n * (n - 1) / 2 * k_count;
-      if (at_least > kBaselineTransferBudget) {
-        char text[160];
-        std::snprintf(text, sizeof text,
-                      "at least %.0f chunk transfers (one hop per message) > %.0f, the "
-                      "baselines' budget",
-                      at_least, kBaselineTransferBudget);
-        throw BaselineOverBudget(text);
-      }
+      require_transfers_within(static_cast<double>(n) * n * (n - 1) / 2 * k_count,
+                               kBaselineTransferBudget,
+                               "at least %.0f chunk transfers (one hop per message) > %.0f, the "
+                               "baselines' budget");
       std::vector<ChunkId> chunks;
       for (int h = 0; h + 1 < n; ++h)
         for (int k = 0; k < k_count; ++k)

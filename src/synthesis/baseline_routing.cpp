@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -301,13 +300,8 @@ void require_within_budget(Router& router, std::span<const Message> messages, do
     router.path(m.from, m.to, path);
     deliveries += (static_cast<double>(path.size()) - 1) * m.num_chunks;
   }
-  if (deliveries > budget) {
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  "%.0f chunk transfers routed hop by hop > %.0f, the baselines' budget",
-                  deliveries, budget);
-    throw BaselineOverBudget(text);
-  }
+  require_transfers_within(deliveries, budget,
+                           "%.0f chunk transfers routed hop by hop > %.0f, the baselines' budget");
 }
 
 }  // namespace

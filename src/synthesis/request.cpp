@@ -414,6 +414,11 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
         " (the baselines sending between neighbours or over one switch route, N x (N-1) x K "
         "transfers, and runs already made)";
   }
+  // The greedy's own stop, then every baseline search the budget cut short.
+  auto with_baseline_stops = [&](std::string stops) {
+    if (!baseline_stops.empty()) stops += (stops.empty() ? "" : "; ") + baseline_stops;
+    return stops;
+  };
   // The winner is either the baseline built here or a known run (copied).
   auto keep_baseline = [&](SynthesisRun&& greedy) {
     SynthesisRun kept = built && best == &*built ? std::move(*built) : *best;
@@ -423,9 +428,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
     kept.greedy_time = greedy.greedy_time;
     kept.greedy_cut_by = greedy.greedy_cut_by;
     kept.greedy_not_run = greedy.greedy_not_run;
-    kept.auto_stopped = greedy.auto_stopped;
-    if (!baseline_stops.empty())
-      kept.auto_stopped += (kept.auto_stopped.empty() ? "" : "; ") + baseline_stops;
+    kept.auto_stopped = with_baseline_stops(greedy.auto_stopped);
     kept.abandoned = greedy.abandoned;
     kept.result.algorithm.synthesizer = "tacos/" + winner;
     kept.result.seconds = seconds_since(started);
@@ -455,8 +458,6 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   const bool finished = greedy.result.abandoned.empty();
   if (finished) greedy.greedy_time = greedy.result.collective_time;
   const double seconds = seconds_since(started);  // wall time: baselines and greedy
-  std::string stops = greedy.auto_stopped;
-  if (!baseline_stops.empty()) stops += (stops.empty() ? "" : "; ") + baseline_stops;
   // Ties keep the greedy.
   if (!best || (finished && greedy.result.collective_time <= best->result.collective_time))
     winner = "tacos";
@@ -467,7 +468,7 @@ SynthesisRun synthesize(const Topology& network, const SynthesisRequest& request
   }
   if (winner == "tacos") {
     greedy.portfolio_skipped = skipped;
-    greedy.auto_stopped = stops;
+    greedy.auto_stopped = with_baseline_stops(greedy.auto_stopped);
     greedy.portfolio_winner = winner;
     greedy.result.seconds = seconds;
     return greedy;

@@ -164,6 +164,10 @@ namespace detail {
 // with switch devices `topology` is its switch_route_view() (a link per NPU pair that a switch
 // route joins) and `timing` the network itself; elsewhere both are the same object.
 
+// Throws BaselineOverBudget with `format` (two %.0f: the transfers, then the budget) where
+// `transfers` is over `budget`; every baseline counts its chunk transfers before building.
+void require_transfers_within(double transfers, double budget, const char* format);
+
 // Collects logical messages and turns them into a routed, compacted Algorithm (see the top of
 // this file). Dependencies must point to strictly smaller steps; messages of one step are
 // independent of each other. Reduce messages of one chunk must form an in-tree over the members
