@@ -496,7 +496,7 @@ TEST(ReducingSwitch, FilesAndCommands) {
   for (const auto& row : rows) names.push_back(row["algorithm"]);
   EXPECT_EQ(names, (std::vector<std::string>{"tacos", "ring", "direct", "rhd", "dbt",
                                              "hierarchical", "biring", "bucket", "node-direct",
-                                             "nvls", "nvls-tree", "collnet"}));
+                                             "relay", "nvls", "nvls-tree", "collnet"}));
   fs::remove_all(dir);
 }
 

@@ -296,8 +296,9 @@ def test_defaults_are_the_command_lines():
 
 
 def test_portfolio_keyword_keeps_the_fastest_schedule_or_the_pure_greedy(tmp_path):
-    # switch:16 Broadcast, K = 128: NCCL's double binary tree (1447.453125 us) beats TACOS's own
-    # schedule (1467.984375 us); the portfolio keeps dbt's schedule, portfolio=False TACOS's.
+    # switch:16 Broadcast, K = 128: the relay baseline (1396.125 us) and NCCL's double binary
+    # tree (1447.453125 us) beat TACOS's own schedule (1467.984375 us); the portfolio keeps
+    # relay's schedule, portfolio=False TACOS's.
     flags = ["--topology", "switch:16", "--collective", "broadcast", "--size", "64MiB",
              "--chunks-per-npu", "128"]
     kept = tacos.synthesize("switch:16", "broadcast", "64MiB", chunks_per_npu=128)
@@ -305,21 +306,22 @@ def test_portfolio_keyword_keeps_the_fastest_schedule_or_the_pure_greedy(tmp_pat
                               portfolio=False)
     assert stable(kept.report) == stable(cli_json("synthesize", *flags))
     assert stable(greedy.report) == stable(cli_json("synthesize", *flags, "--portfolio", "off"))
-    assert (kept.portfolio_winner, kept.collective_time_us) == ("dbt", 1447.453125)
+    assert (kept.portfolio_winner, kept.collective_time_us) == ("relay", 1396.125)
     assert kept.greedy_time_us == greedy.collective_time_us == 1467.984375
     assert greedy.portfolio_winner is None and greedy.portfolio_skipped == "--portfolio off"
     same = tacos.synthesize("switch:16", "broadcast", "64MiB", chunks_per_npu=128, portfolio="off")
     assert same.collective_time_us == greedy.collective_time_us
     assert len(kept.transfers) == kept["transfers"]
     kept.write(tmp_path, formats="json")
-    assert json.loads((tmp_path / "algorithm.json").read_text())["synthesizer"] == "tacos/dbt"
+    assert json.loads((tmp_path / "algorithm.json").read_text())["synthesizer"] == "tacos/relay"
     assert tacos.simulate(tmp_path / "algorithm.json",
-                          topology="switch:16")["collective_time_us"] == 1447.453125
-    for portfolio, time in ((True, 1447.453125), (False, 1467.984375)):
+                          topology="switch:16")["collective_time_us"] == 1396.125
+    for portfolio, time in ((True, 1396.125), (False, 1467.984375)):
         frame = tacos.compare("switch:16", "broadcast", "64MiB", chunks_per_npu=128,
                               portfolio=portfolio).set_index("algorithm")
         assert frame.loc["tacos", "collective_time_us"] == time
         assert frame.loc["dbt", "collective_time_us"] == 1447.453125
+        assert frame.loc["relay", "collective_time_us"] == 1396.125
         assert frame.loc["tacos", "greedy_time_us"] == 1467.984375
 
 

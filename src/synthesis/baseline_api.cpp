@@ -24,6 +24,7 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kBiring, "biring"},
                                    {Baseline::kBucket, "bucket"},
                                    {Baseline::kNodeDirect, "node-direct"},
+                                   {Baseline::kRelay, "relay"},
                                    {Baseline::kNvls, "nvls"},
                                    {Baseline::kNvlsTree, "nvls-tree"},
                                    {Baseline::kCollnet, "collnet"}};
@@ -34,8 +35,8 @@ Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
   throw Error("--algorithm: unknown baseline " + single_quoted(text) +
-              " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, nvls, "
-              "nvls-tree or collnet)");
+              " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay, "
+              "nvls, nvls-tree or collnet)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -67,6 +68,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
       return detail::bucket_inapplicable(network, collective);
     case Baseline::kNodeDirect:
       return detail::node_direct_inapplicable(network, collective);
+    case Baseline::kRelay:
+      return detail::relay_inapplicable(network, collective);
     case Baseline::kNvls:
       return detail::nvls_inapplicable(network, collective);
     case Baseline::kNvlsTree:
@@ -122,6 +125,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
       return detail::bucket_baseline(planned, network, collective, model);
     case Baseline::kNodeDirect:
       return detail::node_direct_baseline(planned, network, collective, model);
+    case Baseline::kRelay:
+      return detail::relay_baseline(planned, network, collective, model);
     case Baseline::kDirect:
       return detail::direct_baseline(planned, network, collective, model);
     case Baseline::kRhd:

@@ -241,6 +241,10 @@ std::vector<AlgorithmInfo> make_registry() {
        {Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce, Kind::kAllToAll},
        /*needs_reducing_switch=*/false,
        /*neighbour_messages=*/true},
+      {"relay",
+       "Broadcast and Reduce on NPUs with one switch port each: every free port sends the "
+       "rarest chunk it holds to the neediest NPU lacking it (a list schedule)",
+       {Kind::kBroadcast, Kind::kReduce}},
       {"nvls",
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
        "through it (multicast store)",

@@ -82,6 +82,11 @@
 //                Reduce-Scatter its time reversal, All-Reduce both. All-to-All as NCCL's PXN:
 //                a GPU's chunks for rail r's GPUs go over the NVSwitch to its node's GPU r,
 //                which sends each other node one message with its node's chunks for it.
+//  relay         Broadcast and Reduce where every member has one port into a switch fabric
+//                (a switch's or a fat-tree's hosts): whenever a port is free it sends the
+//                rarest chunk it holds to the member holding fewest chunks among those lacking
+//                it whose switch port would take it at once, each message timed on the real
+//                routes as it is chosen (a list schedule). Reduce its time reversal.
 //  nvls          NCCL's NVLS on a reducing switch joined to every member (NVLink SHARP): each
 //                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
 //                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
@@ -115,13 +120,14 @@ enum class Baseline {
   kBiring,
   kBucket,
   kNodeDirect,
+  kRelay,
   kNvls,
   kNvlsTree,
   kCollnet
 };
 
-// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket", "node-direct", "nvls",
-// "nvls-tree", "collnet";
+// "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket", "node-direct", "relay",
+// "nvls", "nvls-tree", "collnet";
 // anything else throws Error.
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
@@ -261,6 +267,11 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
 // and node joined by switch routes), or nullopt.
 std::optional<std::string> node_direct_inapplicable(const Topology& network,
                                                     const Collective& collective);
+Algorithm relay_baseline(const Topology& topology, const Topology& timing,
+                         const Collective& collective, LinkModel model);
+// Why relay cannot run here (every member needs one port, into a switch), or nullopt.
+std::optional<std::string> relay_inapplicable(const Topology& network,
+                                              const Collective& collective);
 Algorithm direct_baseline(const Topology& topology, const Topology& timing,
                           const Collective& collective, LinkModel model);
 Algorithm rhd_baseline(const Topology& topology, const Topology& timing,
