@@ -63,6 +63,58 @@ std::optional<UniformSwitch> uniform_switch(const Topology& t, DeviceId s) {
                        static_cast<double>(first.latency_ps) * 1e-12};
 }
 
+// A fabric of switches (a fat-tree's leaves and spines, a pod's rail leaves behind spines) seen
+// as one switch: every message crosses it from an NPU's link in to an NPU's link out, at least
+// one switch between them, so its way out starts only after its way in has completed, whatever
+// the links between the switches are. Where every link between the fabric and the NPUs has the
+// same bandwidth and latency, the argument above holds with those links as the ports, however
+// the switches inside differ (a leaf's faster spine ports). `outside` is one of its switches;
+// all of them are marked in `seen` (the whole fabric is walked even where some were seen
+// before: a port left out would let messages in that the count does not hold).
+std::optional<UniformSwitch> uniform_fabric(const Topology& t, DeviceId outside,
+                                            std::vector<char>& seen) {
+  std::vector<char> in_fabric(static_cast<std::size_t>(t.devices()), 0);
+  std::vector<DeviceId> stack{outside};
+  in_fabric[outside] = 1;
+  const Link* first = nullptr;
+  double in = 0, out = 0;
+  bool alike = true;
+  auto edge = [&](const Link& l) {
+    if (first == nullptr) first = &l;
+    alike = alike && l.bandwidth_gbps == first->bandwidth_gbps && l.latency_ps == first->latency_ps;
+  };
+  while (!stack.empty()) {
+    const DeviceId s = stack.back();
+    stack.pop_back();
+    if (t.is_multicast(s) || t.is_reducing(s)) alike = false;
+    for (const LinkId id : t.in_links(s)) {
+      const Link& l = t.link(id);
+      if (!t.is_switch(l.src)) {
+        edge(l);
+        in += 1;
+      } else if (!in_fabric[l.src]) {
+        in_fabric[l.src] = 1;
+        stack.push_back(l.src);
+      }
+    }
+    for (const LinkId id : t.out_links(s)) {
+      const Link& l = t.link(id);
+      if (!t.is_switch(l.dst)) {
+        edge(l);
+        out += 1;
+      } else if (!in_fabric[l.dst]) {
+        in_fabric[l.dst] = 1;
+        stack.push_back(l.dst);
+      }
+    }
+  }
+  if (!alike || first == nullptr || in == 0 || out == 0) return std::nullopt;
+  for (DeviceId d = 0; d < t.devices(); ++d)
+    if (in_fabric[d]) seen[d] = 1;
+  return UniformSwitch{(in + out) / 2, first->bandwidth_gbps * kBytesPerGB,
+                       static_cast<double>(first->latency_ps) * 1e-12};
+}
+
 // The most bytes `s` can deliver within `seconds`: B (W_max(M) - M L) at the best real M >= 1
 // (a relaxation of whole message counts, so never below the true most). W_max(M) - M L is
 // concave in M, so a golden-section search finds its maximum.
@@ -225,8 +277,12 @@ double spreading_time(const Topology& t, const Collective& c, const std::vector<
   return std::isfinite(spread) ? spread : 0;
 }
 
-// The bound for one grouping: devices joined by links of at least `threshold` GB/s.
-double bound_for_threshold(const Topology& t, const Collective& c, double threshold) {
+// The bound for one grouping: devices joined by links of at least `threshold` GB/s. Each switch
+// at a group's boundary counts as itself where its ports are alike, else as its whole fabric;
+// with `whole_fabrics` every one counts as its fabric (tighter where a fat-tree's leaves and
+// spines have ports alike: only the ports to NPUs carry the count, not the spine ports too).
+double bound_for_threshold(const Topology& t, const Collective& c, double threshold,
+                           bool whole_fabrics) {
   const int d = t.devices();
   const std::vector<int> group_of = groups_joined_by(t, threshold);
   // Every collective's crossing bytes below hold with reductions anywhere, except All-Reduce's
@@ -249,7 +305,9 @@ double bound_for_threshold(const Topology& t, const Collective& c, double thresh
     boundary[group_of[inside]] += l.bandwidth_gbps * kBytesPerGB;
     if (seen[outside]) continue;
     seen[outside] = 1;
-    const std::optional<UniformSwitch> s = uniform_switch(t, outside);
+    std::optional<UniformSwitch> s;
+    if (!whole_fabrics) s = uniform_switch(t, outside);
+    if (!s && t.is_switch(outside)) s = uniform_fabric(t, outside, seen);
     if (!s) return 0;
     auto same = std::find(switches.begin(), switches.end(), *s);
     if (same == switches.end())
@@ -303,7 +361,8 @@ double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
   if (t.switches() == 0) return 0;
   double best = all_to_all_message_bound(t, c);
   for (double threshold : grouping_thresholds(t, 64))
-    best = std::max(best, bound_for_threshold(t, c, threshold));
+    for (bool whole_fabrics : {false, true})
+      best = std::max(best, bound_for_threshold(t, c, threshold, whole_fabrics));
   return best;
 }
 
