@@ -21,6 +21,10 @@
 // byte that crosses into it, what crosses in the last moments must cross once per member
 // (spreading_time): 265.4 us there.
 //
+// A fabric of switches counts the same way with its links to the NPUs as the ports (every message
+// comes in over one and leaves over another, whole in between), so leaves behind faster spines
+// are covered where each leaf alone is not uniform (uniform_fabric).
+//
 // It holds for the tacos link model only (under the astra model a port is busy for the bytes
 // only and many small messages cost nothing), for unicast switches (a multicast switch starts
 // several out-port messages from one in-port message).

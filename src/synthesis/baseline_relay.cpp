@@ -1,15 +1,18 @@
-// The relay baseline (baselines.h): Broadcast and Reduce where every member NPU has one port
-// into a switch fabric (a switch's or a fat-tree's hosts). A unicast switch copies nothing, so
-// every NPU but the root must receive the whole buffer and, together, they must also send it
-// on (N - 1 buffers over N ports): the ports are all needed all the time, and what a tree loses
-// is its depth (each level a store-and-forward hop through the switch) and the root's per-message
-// latencies. Here every port, whenever it is free, sends a chunk on (a list schedule): the
-// rarest chunk it holds (fewest members holding it or about to), to the member lacking it that
-// would take it with the least queueing on the way, then (on a fat-tree) not into another leaf
-// that already has it, then holding the fewest chunks. Chunks spread from the root as a postal
-// broadcast does while the root keeps sending new ones. The plan is timed by the simulator's
-// port engine as it is made and its steps are the order of the choices, so the simulator
-// replays the same times (tests/relay_test.cpp). Reduce is the time reversal.
+// The relay baseline (baselines.h): Broadcast and Reduce over switches: a switch's or a
+// fat-tree's hosts, a DGX pod's GPUs. A unicast switch copies nothing, so every NPU but the root
+// must receive the whole buffer and, together, they must also send it on (N - 1 buffers over N
+// ports): the ports are all needed nearly all the time, and what a tree loses is its depth (each
+// level a store-and-forward hop through the switch) and the root's per-message latencies. Here
+// every port, whenever it is free, sends a chunk on (a list schedule): the rarest chunk its NPU
+// holds, to the receiver lacking it that would take it with the least queueing on the way, then
+// not into another domain (a leaf, a DGX node: NPUs by the switch of their fastest link) that
+// already has it, then the one whose link in has taken the fewest messages, then holding the
+// fewest chunks. A port whose receivers all lie in other domains (a GPU's NIC) sends a chunk
+// only into a domain that has none of it, which spreads it over its own switch (the NVSwitch).
+// Chunks spread from the root as a postal broadcast does while the root keeps sending new ones.
+// The plan is timed by the simulator's port engine as it is made and its steps are the order of
+// the choices, so the simulator replays the same times (tests/relay_test.cpp). Reduce is the
+// time reversal.
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -52,9 +55,8 @@ class RelayPlanner {
         holders_(chunks_, 1),
         useful_(n_),
         count_(n_, 0),
-        port_free_(n_, 0),
-        in_free_(n_, 0),
-        link_free_(network.links().size(), 0) {
+        link_free_(network.links().size(), 0),
+        in_count_(network.links().size(), 0) {
     busy_.reserve(network.links().size());
     extra_.reserve(network.links().size());
     for (const Link& l : network.links()) {
@@ -69,16 +71,54 @@ class RelayPlanner {
     count_[root_] = chunks_;
     member_of_.assign(network.npus(), -1);
     for (int i = 0; i < n_; ++i) member_of_[members_[i]] = i;
-    // Members by the switch their port goes to (a fat-tree's leaf).
+    // Domains: members by the switch of their fastest link (a fat-tree's leaf, a DGX node's
+    // NVSwitch), numbered in member order.
     std::vector<DeviceId> switches;
     for (int i = 0; i < n_; ++i) {
-      const DeviceId s = network.link(network.out_links(members_[i]).front()).dst;
-      auto it = std::find(switches.begin(), switches.end(), s);
-      leaf_.push_back(static_cast<int>(it - switches.begin()));
-      if (it == switches.end()) switches.push_back(s);
+      DeviceId fastest = -1;
+      double gbps = 0;
+      for (const LinkId l : network.out_links(members_[i]))
+        if (network.link(l).bandwidth_gbps > gbps) {
+          gbps = network.link(l).bandwidth_gbps;
+          fastest = network.link(l).dst;
+        }
+      auto it = std::find(switches.begin(), switches.end(), fastest);
+      domain_.push_back(static_cast<int>(it - switches.begin()));
+      if (it == switches.end()) switches.push_back(fastest);
     }
-    leaf_count_.assign(switches.size() * static_cast<std::size_t>(chunks_), 0);
-    for (ChunkId c = 0; c < chunks_; ++c) ++leaf_count_[leaf_index(leaf_[root_], c)];
+    domains_ = static_cast<int>(switches.size());
+    domain_size_.assign(switches.size(), 0);
+    for (int i = 0; i < n_; ++i) ++domain_size_[domain_[i]];
+    domain_count_.assign(switches.size() * static_cast<std::size_t>(chunks_), 0);
+    domain_holders_.assign(chunks_, 1);
+    for (ChunkId c = 0; c < chunks_; ++c) ++domain_count_[domain_index(domain_[root_], c)];
+    // Ports: every member's links out, each with the members its routes start on it. A port
+    // whose receivers all lie in other domains (a DGX GPU's NIC) sends a chunk only into a
+    // domain that has none of it: the domain spreads it over its own fast links.
+    port_begin_.push_back(0);
+    for (int a = 0; a < n_; ++a) {
+      const NpuId from = members_[a];
+      const auto peers = routes_.switch_peers(from);
+      const std::size_t first = static_cast<std::size_t>(
+          std::lower_bound(peers.begin(), peers.end(), from) - peers.begin());
+      for (const LinkId l : network.out_links(from)) {
+        Port port{a, l, true, true, {}};
+        // Receivers in NPU order from the sender on (ties go round).
+        for (std::size_t j = 0; j < peers.size(); ++j) {
+          const std::size_t p = (first + j) % peers.size();
+          const int b = member_of_[peers[p]];
+          if (b < 0 || routes_.switch_route(from, static_cast<int>(p)).front() != l) continue;
+          port.receivers.push_back({b, static_cast<int>(p)});
+          if (domain_[b] == domain_[a])
+            port.external = false;
+          else
+            port.internal = false;
+        }
+        if (!port.receivers.empty()) ports_.push_back(std::move(port));
+      }
+      port_begin_.push_back(static_cast<int>(ports_.size()));
+    }
+    port_free_.assign(ports_.size(), 0);
   }
 
   std::vector<RelayMessage> plan() {
@@ -89,10 +129,10 @@ class RelayPlanner {
       const RelayMessage& m = messages_[msg];
       has_[index(m.to, m.chunk)] = 2;
       useful_[m.to].push_back(m.chunk);
-      engine.post(now, kDecide, static_cast<std::uint32_t>(m.to));
+      wake(engine, m.to, now);
     };
-    auto event = [&](PortEngine& engine, std::uint32_t, std::uint32_t a, Time now) {
-      decide(engine, static_cast<int>(a), now);
+    auto event = [&](PortEngine& engine, std::uint32_t, std::uint32_t port, Time now) {
+      decide(engine, static_cast<int>(port), now);
     };
     LambdaClient client(started, arrived, event);
     PortEngine::Options options;
@@ -103,7 +143,7 @@ class RelayPlanner {
     options.ties_by_id = true;
     PortEngine engine(network_, std::move(options), total, client);
     engine.cache_serialization(bytes_);
-    engine.post(0, kDecide, static_cast<std::uint32_t>(root_));
+    wake(engine, root_, 0);
     engine.run();
     if (messages_.size() != total)
       throw Error("relay: internal error: " + std::to_string(messages_.size()) + " messages of " +
@@ -113,10 +153,27 @@ class RelayPlanner {
 
  private:
   static constexpr std::uint32_t kDecide = PortEngine::kFirstCallerKind;
-  static constexpr std::size_t kRarest = 4;  // chunks a member weighs its receivers for
+  static constexpr std::size_t kRarest = 4;  // chunks a port weighs its receivers for
 
-  std::size_t leaf_index(int leaf, ChunkId c) const {
-    return static_cast<std::size_t>(leaf) * chunks_ + static_cast<std::size_t>(c);
+  struct Receiver {
+    int member;
+    int peer;  // index into the sender's switch_peers
+  };
+  struct Port {
+    int member;
+    LinkId link;
+    bool external;  // every receiver in another domain
+    bool internal;  // every receiver in the sender's domain
+    std::vector<Receiver> receivers;
+  };
+
+  void wake(PortEngine& engine, int member, Time now) {
+    for (int p = port_begin_[member]; p < port_begin_[member + 1]; ++p)
+      engine.post(now, kDecide, static_cast<std::uint32_t>(p));
+  }
+
+  std::size_t domain_index(int domain, ChunkId c) const {
+    return static_cast<std::size_t>(domain) * chunks_ + static_cast<std::size_t>(c);
   }
   std::size_t index(int member, ChunkId c) const {
     return static_cast<std::size_t>(member) * chunks_ + static_cast<std::size_t>(c);
@@ -131,59 +188,78 @@ class RelayPlanner {
 
   // When a message sent at t would have crossed `route` over the links as this planner booked
   // them, its wait for busy links (estimates, see the class comment).
-  Time queueing(std::span<const LinkId> route, int to, Time t) const {
+  Time queueing(std::span<const LinkId> route, Time t) const {
     Time ready = t;
-    for (std::size_t h = 0; h < route.size(); ++h) {
-      const LinkId l = route[h];
-      Time free = link_free_[l];
-      if (h + 1 == route.size()) free = std::max(free, in_free_[to]);
-      ready = std::max(ready, free) + busy_[l] + extra_[l];
-    }
+    for (const LinkId l : route) ready = std::max(ready, link_free_[l]) + busy_[l] + extra_[l];
     return ready - t - path_time(route);
   }
 
-  // Member a's port is free at `now`: it sends the rarest chunk it holds that someone lacks, to
-  // the member that would take it with the least queueing, then holding the fewest chunks. The
-  // simulator starts a message as soon as its port is free and its chunk is there, so a member
-  // never holds back for a better receiver.
-  void decide(PortEngine& engine, int a, Time now) {
-    if (port_free_[a] > now || messages_.size() == total_) return;
+  // A port is free at `now`: it sends the rarest chunk its member holds that one of its
+  // receivers lacks (an external port: that one of their domains lacks), to the receiver that
+  // would take it with the least queueing, then (on a fat-tree) not into another domain that
+  // already has it, then holding the fewest chunks. The simulator starts a message as soon as
+  // its port is free and its chunk is there, so a port never holds back for a better receiver.
+  void decide(PortEngine& engine, int p, Time now) {
+    if (port_free_[p] > now || messages_.size() == total_) return;
+    const Port& port = ports_[p];
+    const int a = port.member;
     // The chunks it holds that someone still lacks (a chunk every member has or receives is
     // dropped for good: holders only grow), rarest first.
     std::vector<ChunkId>& useful = useful_[a];
     std::erase_if(useful, [&](ChunkId c) { return holders_[c] >= n_; });
-    if (useful.empty()) return;  // an arrival wakes it again
-    candidates_.assign(useful.begin(), useful.end());
+    candidates_.clear();
+    const int own = domain_[a];
+    // The root's domain sends each chunk out once: its external ports are the only way out
+    // for chunks no other domain has yet, so they take nothing else while any is left.
+    const bool root_exit = port.external && own == domain_[root_] && left_root_ < chunks_;
+    for (const ChunkId c : useful)
+      if (root_exit && domain_holders_[c] > 1)
+        continue;
+      else if (port.external   ? domain_holders_[c] < domains_
+               : port.internal ? domain_count_[domain_index(own, c)] < domain_size_[own]
+                               : true)
+        candidates_.push_back(c);
+    if (candidates_.empty()) return;  // an arrival wakes it again
     auto rarer = [&](ChunkId x, ChunkId y) {
+      if (port.external && domain_holders_[x] != domain_holders_[y])
+        return domain_holders_[x] < domain_holders_[y];
       return holders_[x] != holders_[y] ? holders_[x] < holders_[y] : x < y;
     };
     // Usually the rarest has a receiver at once: order only as far as needed.
     const std::size_t head = std::min<std::size_t>(candidates_.size(), kRarest);
     std::partial_sort(candidates_.begin(), candidates_.begin() + head, candidates_.end(), rarer);
     const NpuId from = members_[a];
-    const auto peers = routes_.switch_peers(from);
-    const std::size_t first_peer = static_cast<std::size_t>(
-        std::lower_bound(peers.begin(), peers.end(), from) - peers.begin());
     int best = -1;
     ChunkId best_chunk = 0;
     Time best_wait = 0;
     int best_needless = 0;
-    // The least queueing among the rarest few will do.
-    for (std::size_t i = 0; i < head; ++i) {
+    int best_taken = 0;
+    // The least queueing among the rarest few will do; past them only while none has a
+    // receiver (a port that finds none sleeps until its member receives a chunk).
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      if (i == head) {
+        if (best >= 0) break;
+        std::sort(candidates_.begin() + i, candidates_.end(), rarer);
+      }
       const ChunkId c = candidates_[i];
-      // Receivers in NPU order from the sender on (ties go round), over the routes' table.
-      for (std::size_t j = 0; j < peers.size(); ++j) {
-        const std::size_t p = (first_peer + j) % peers.size();
-        const int b = member_of_[peers[p]];
-        if (b < 0 || has_[index(b, c)] != 0) continue;
-        const auto route = routes_.switch_route(from, static_cast<int>(p));
-        const Time wait = queueing(route, b, now);
-        // A copy into another leaf that already has the chunk crosses the spines needlessly.
-        const int needless =
-            leaf_[b] != leaf_[a] && leaf_count_[leaf_index(leaf_[b], c)] > 0 ? 1 : 0;
+      for (const Receiver& r : port.receivers) {
+        const int b = r.member;
+        if (has_[index(b, c)] != 0) continue;
+        const bool domain_has = domain_count_[domain_index(domain_[b], c)] > 0;
+        if (port.external && domain_has) continue;
+        const auto route = routes_.switch_route(from, r.peer);
+        const Time wait = queueing(route, now);
+        // A copy into another domain that already has the chunk crosses the spines needlessly.
+        const int needless = domain_[b] != domain_[a] && domain_has ? 1 : 0;
+        // Then the receiver's port that has taken the fewest messages (one port: the member
+        // holding the fewest chunks).
+        const int taken = in_count_[route.back()];
         if (best < 0 || wait < best_wait ||
-            (wait == best_wait && (needless < best_needless ||
-                                   (needless == best_needless && count_[b] < count_[best])))) {
+            (wait == best_wait &&
+             (needless < best_needless ||
+              (needless == best_needless &&
+               (taken < best_taken || (taken == best_taken && count_[b] < count_[best])))))) {
+          best_taken = taken;
           best_needless = needless;
           best = b;
           best_chunk = c;
@@ -193,30 +269,29 @@ class RelayPlanner {
       if (best >= 0 && best_wait == 0) break;
     }
     if (best < 0) return;
-    send(engine, a, best, best_chunk, now);
+    send(engine, p, best, best_chunk, now);
   }
 
-  void send(PortEngine& engine, int a, int b, ChunkId c, Time now) {
+  void send(PortEngine& engine, int p, int b, ChunkId c, Time now) {
+    const int a = ports_[p].member;
     const auto id = static_cast<std::uint32_t>(messages_.size());
     messages_.push_back(RelayMessage{a, b, c});
     const auto route = routes_.route(members_[a], members_[b]);
     Time ready = now;
-    for (std::size_t h = 0; h < route.size(); ++h) {
-      const LinkId l = route[h];
-      Time free = link_free_[l];
-      if (h + 1 == route.size()) free = std::max(free, in_free_[b]);
-      link_free_[l] = std::max(ready, free) + busy_[l];
+    for (const LinkId l : route) {
+      link_free_[l] = std::max(ready, link_free_[l]) + busy_[l];
       ready = link_free_[l] + extra_[l];
     }
-    in_free_[b] = link_free_[route.back()];
-    port_free_[a] = now + busy_[route.front()];
+    port_free_[p] = now + busy_[route.front()];
+    ++in_count_[route.back()];
     has_[index(b, c)] = 1;
     ++count_[b];
     ++holders_[c];
-    ++leaf_count_[leaf_index(leaf_[b], c)];
+    int& in_domain = domain_count_[domain_index(domain_[b], c)];
+    if (in_domain++ == 0 && ++domain_holders_[c] == 2) ++left_root_;
     engine.set_message(id, route, bytes_, c);
     engine.send(id, now);
-    engine.post(port_free_[a], kDecide, static_cast<std::uint32_t>(a));
+    engine.post(port_free_[p], kDecide, static_cast<std::uint32_t>(p));
   }
 
   const SwitchRoutes& routes_;
@@ -232,16 +307,21 @@ class RelayPlanner {
   std::vector<int> holders_;                  // per chunk: members holding it or receiving it
   std::vector<std::vector<ChunkId>> useful_;  // per member: chunks it holds, some lack
   std::vector<int> count_;                    // per member: chunks held or on their way
-  std::vector<Time> port_free_;               // per member: its port's next free time
-  // Estimates (see the class comment): per member, when its switch port into it frees; per link.
-  std::vector<Time> in_free_;
-  std::vector<Time> link_free_;
+  std::vector<Port> ports_;
+  std::vector<int> port_begin_;     // per member + 1: its ports in ports_
+  std::vector<Time> port_free_;     // per port: its next free time
+  std::vector<Time> link_free_;     // per link: as this planner booked it (an estimate)
+  std::vector<int> in_count_;       // per link: messages booked ending on it
   std::vector<Time> busy_, extra_;  // per link: busy time of one chunk, arrival after busy
   std::vector<ChunkId> candidates_;
   std::vector<RelayMessage> messages_;
-  std::vector<int> member_of_;   // per NPU: its member index, -1 if none
-  std::vector<int> leaf_;        // per member: its switch, numbered in member order
-  std::vector<int> leaf_count_;  // per (leaf, chunk): members there holding it or receiving it
+  std::vector<int> member_of_;  // per NPU: its member index, -1 if none
+  std::vector<int> domain_;     // per member: its domain
+  int domains_ = 0;
+  int left_root_ = 0;                // chunks some domain but the root's has
+  std::vector<int> domain_size_;     // per domain: its members
+  std::vector<int> domain_count_;    // per (domain, chunk): members there holding or receiving it
+  std::vector<int> domain_holders_;  // per chunk: domains with a member holding or receiving it
 };
 
 }  // namespace
@@ -249,22 +329,37 @@ class RelayPlanner {
 std::optional<std::string> relay_inapplicable(const Topology& network,
                                               const Collective& collective) {
   if (network.switches() == 0)
-    return std::string("relay needs NPUs on switches (such as switch:16 or fattree:8x4x2)");
+    return std::string(
+        "relay needs NPUs on switches (such as switch:16, fattree:8x4x2 or "
+        "dgx-h100:4)");
   if (collective.num_members() < 2) return std::string("relay needs two or more members");
   for (const NpuId m : collective.members()) {
-    const auto out = network.out_links(m), in = network.in_links(m);
-    if (out.size() != 1 || in.size() != 1 || !network.is_switch(network.link(out.front()).dst) ||
-        !network.is_switch(network.link(in.front()).src))
-      return "relay needs every member to have one port, into a switch (NPU " + std::to_string(m) +
-             " has " + std::to_string(out.size()) + " links out and " + std::to_string(in.size()) +
-             " in)";
+    for (const LinkId l : network.out_links(m))
+      if (!network.is_switch(network.link(l).dst))
+        return "relay needs every member's links to go to switches (NPU " + std::to_string(m) +
+               " has a direct link to NPU " + std::to_string(network.link(l).dst) + ")";
+    if (network.in_links(m).empty() || network.out_links(m).empty())
+      return "relay: NPU " + std::to_string(m) + " has no link in or out";
   }
+  // Every member reachable from the root through members and switch routes.
   const SwitchRoutes& routes = network.switch_routes();
-  const NpuId root = collective.root();
+  std::vector<char> member(network.npus(), 0), seen(network.npus(), 0);
+  for (const NpuId m : collective.members()) member[m] = 1;
+  std::vector<NpuId> stack{collective.root()};
+  seen[collective.root()] = 1;
+  while (!stack.empty()) {
+    const NpuId u = stack.back();
+    stack.pop_back();
+    for (const NpuId v : routes.switch_peers(u))
+      if (member[v] && !seen[v]) {
+        seen[v] = 1;
+        stack.push_back(v);
+      }
+  }
   for (const NpuId m : collective.members())
-    if (m != root && (routes.route(root, m).empty() || routes.route(m, root).empty()))
-      return "relay: NPU " + std::to_string(m) + " and the root " + std::to_string(root) +
-             " are not joined through switches";
+    if (!seen[m])
+      return "relay: NPU " + std::to_string(m) + " cannot be reached from the root " +
+             std::to_string(collective.root()) + " through switches and members";
   return std::nullopt;
 }
 

@@ -242,8 +242,8 @@ std::vector<AlgorithmInfo> make_registry() {
        /*needs_reducing_switch=*/false,
        /*neighbour_messages=*/true},
       {"relay",
-       "Broadcast and Reduce on NPUs with one switch port each: every free port sends the "
-       "rarest chunk it holds to the neediest NPU lacking it (a list schedule)",
+       "Broadcast and Reduce over switches (switch:N, fat-trees, DGX pods): every free port "
+       "sends the rarest chunk it holds to an NPU lacking it (a list schedule)",
        {Kind::kBroadcast, Kind::kReduce}},
       {"nvls",
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "

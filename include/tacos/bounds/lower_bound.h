@@ -32,9 +32,11 @@ struct LowerBound {
   // Under the tacos link model only (a message holds each port for latency + bytes /
   // bandwidth): switches store and forward whole messages, so the bytes that groups of NPUs (a
   // DGX node, one NPU) must exchange through uniform unicast switches (every port of the same
-  // bandwidth and latency: rail leaves, a single switch) take longer than their bandwidth alone
-  // allows, at any message size (src/bounds/store_and_forward_bound.cpp). 0 where that does not
-  // apply (no switches, traffic that can bypass them, mixed port speeds, multicast switches).
+  // bandwidth and latency: rail leaves, a single switch; or a fabric of switches whose links to
+  // the NPUs are all alike: a fat-tree, leaves behind spines) take longer than their bandwidth
+  // alone allows, at any message size (src/bounds/store_and_forward_bound.cpp). 0 where that does
+  // not apply (no switches, traffic that can bypass them, NPU ports of mixed speeds, multicast
+  // switches).
   // Not part of lower_bound_us, which holds for both link models.
   double store_and_forward_bound_us = 0;
 };

@@ -82,11 +82,11 @@
 //                Reduce-Scatter its time reversal, All-Reduce both. All-to-All as NCCL's PXN:
 //                a GPU's chunks for rail r's GPUs go over the NVSwitch to its node's GPU r,
 //                which sends each other node one message with its node's chunks for it.
-//  relay         Broadcast and Reduce where every member has one port into a switch fabric
-//                (a switch's or a fat-tree's hosts): whenever a port is free it sends the
-//                rarest chunk it holds to the member holding fewest chunks among those lacking
-//                it whose switch port would take it at once, each message timed on the real
-//                routes as it is chosen (a list schedule). Reduce its time reversal.
+//  relay         Broadcast and Reduce over switches (switch:N, fat-tree hosts, DGX pods): a
+//                list schedule timed as it is made: whenever a port is free it sends the rarest
+//                chunk its NPU holds to the receiver lacking it with the least queueing on the
+//                way; a NIC only into a node that has none of the chunk, which spreads it over
+//                its NVSwitch. Reduce its time reversal.
 //  nvls          NCCL's NVLS on a reducing switch joined to every member (NVLink SHARP): each
 //                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
 //                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
@@ -269,7 +269,8 @@ std::optional<std::string> node_direct_inapplicable(const Topology& network,
                                                     const Collective& collective);
 Algorithm relay_baseline(const Topology& topology, const Topology& timing,
                          const Collective& collective, LinkModel model);
-// Why relay cannot run here (every member needs one port, into a switch), or nullopt.
+// Why relay cannot run here (members with links to switches only, all reachable from the root
+// through switches and members), or nullopt.
 std::optional<std::string> relay_inapplicable(const Topology& network,
                                               const Collective& collective);
 Algorithm direct_baseline(const Topology& topology, const Topology& timing,
