@@ -87,30 +87,22 @@ std::optional<UniformSwitch> uniform_fabric(const Topology& t, DeviceId outside,
     if (first == nullptr) first = &l;
     alike = alike && l.bandwidth_gbps == first->bandwidth_gbps && l.latency_ps == first->latency_ps;
   };
+  // A link between the fabric and a device outside it is a port; a switch beyond is walked.
+  auto visit = [&](const Link& l, DeviceId beyond, double& ports) {
+    if (!t.is_switch(beyond)) {
+      edge(l);
+      ports += 1;
+    } else if (!in_fabric[beyond]) {
+      in_fabric[beyond] = 1;
+      stack.push_back(beyond);
+    }
+  };
   while (!stack.empty()) {
     const DeviceId s = stack.back();
     stack.pop_back();
     if (t.is_multicast(s) || t.is_reducing(s)) alike = false;
-    for (const LinkId id : t.in_links(s)) {
-      const Link& l = t.link(id);
-      if (!t.is_switch(l.src)) {
-        edge(l);
-        in += 1;
-      } else if (!in_fabric[l.src]) {
-        in_fabric[l.src] = 1;
-        stack.push_back(l.src);
-      }
-    }
-    for (const LinkId id : t.out_links(s)) {
-      const Link& l = t.link(id);
-      if (!t.is_switch(l.dst)) {
-        edge(l);
-        out += 1;
-      } else if (!in_fabric[l.dst]) {
-        in_fabric[l.dst] = 1;
-        stack.push_back(l.dst);
-      }
-    }
+    for (const LinkId id : t.in_links(s)) visit(t.link(id), t.link(id).src, in);
+    for (const LinkId id : t.out_links(s)) visit(t.link(id), t.link(id).dst, out);
   }
   if (!alike || first == nullptr || in == 0 || out == 0) return std::nullopt;
   for (DeviceId d = 0; d < t.devices(); ++d)
