@@ -25,7 +25,8 @@ legend and labels inside the picture (``bbox_inches="tight"``), as PNG and as SV
 import math
 import os
 
-_ALGORITHM_ORDER = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket", "node-direct", "relay")
+_ALGORITHM_ORDER = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket",
+                    "node-direct", "relay")
 _LINE_STYLES = ("-", "--", ":", "-.")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
