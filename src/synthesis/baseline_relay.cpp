@@ -71,53 +71,8 @@ class RelayPlanner {
     count_[root_] = chunks_;
     member_of_.assign(network.npus(), -1);
     for (int i = 0; i < n_; ++i) member_of_[members_[i]] = i;
-    // Domains: members by the switch of their fastest link (a fat-tree's leaf, a DGX node's
-    // NVSwitch), numbered in member order.
-    std::vector<DeviceId> switches;
-    for (int i = 0; i < n_; ++i) {
-      DeviceId fastest = -1;
-      double gbps = 0;
-      for (const LinkId l : network.out_links(members_[i]))
-        if (network.link(l).bandwidth_gbps > gbps) {
-          gbps = network.link(l).bandwidth_gbps;
-          fastest = network.link(l).dst;
-        }
-      auto it = std::find(switches.begin(), switches.end(), fastest);
-      domain_.push_back(static_cast<int>(it - switches.begin()));
-      if (it == switches.end()) switches.push_back(fastest);
-    }
-    domains_ = static_cast<int>(switches.size());
-    domain_size_.assign(switches.size(), 0);
-    for (int i = 0; i < n_; ++i) ++domain_size_[domain_[i]];
-    domain_count_.assign(switches.size() * static_cast<std::size_t>(chunks_), 0);
-    domain_holders_.assign(chunks_, 1);
-    for (ChunkId c = 0; c < chunks_; ++c) ++domain_count_[domain_index(domain_[root_], c)];
-    // Ports: every member's links out, each with the members its routes start on it. A port
-    // whose receivers all lie in other domains (a DGX GPU's NIC) sends a chunk only into a
-    // domain that has none of it: the domain spreads it over its own fast links.
-    port_begin_.push_back(0);
-    for (int a = 0; a < n_; ++a) {
-      const NpuId from = members_[a];
-      const auto peers = routes_.switch_peers(from);
-      const std::size_t first = static_cast<std::size_t>(
-          std::lower_bound(peers.begin(), peers.end(), from) - peers.begin());
-      for (const LinkId l : network.out_links(from)) {
-        Port port{a, l, true, true, {}};
-        // Receivers in NPU order from the sender on (ties go round).
-        for (std::size_t j = 0; j < peers.size(); ++j) {
-          const std::size_t p = (first + j) % peers.size();
-          const int b = member_of_[peers[p]];
-          if (b < 0 || routes_.switch_route(from, static_cast<int>(p)).front() != l) continue;
-          port.receivers.push_back({b, static_cast<int>(p)});
-          if (domain_[b] == domain_[a])
-            port.external = false;
-          else
-            port.internal = false;
-        }
-        if (!port.receivers.empty()) ports_.push_back(std::move(port));
-      }
-      port_begin_.push_back(static_cast<int>(ports_.size()));
-    }
+    find_domains(network);
+    make_ports(network);
     port_free_.assign(ports_.size(), 0);
   }
 
@@ -166,6 +121,59 @@ class RelayPlanner {
     bool internal;  // every receiver in the sender's domain
     std::vector<Receiver> receivers;
   };
+
+  // Domains: members by the switch of their fastest link (a fat-tree's leaf, a DGX node's
+  // NVSwitch), numbered in member order.
+  void find_domains(const Topology& network) {
+    std::vector<DeviceId> switches;
+    for (int i = 0; i < n_; ++i) {
+      DeviceId fastest = -1;
+      double gbps = 0;
+      for (const LinkId l : network.out_links(members_[i]))
+        if (network.link(l).bandwidth_gbps > gbps) {
+          gbps = network.link(l).bandwidth_gbps;
+          fastest = network.link(l).dst;
+        }
+      auto it = std::find(switches.begin(), switches.end(), fastest);
+      domain_.push_back(static_cast<int>(it - switches.begin()));
+      if (it == switches.end()) switches.push_back(fastest);
+    }
+    domains_ = static_cast<int>(switches.size());
+    domain_size_.assign(switches.size(), 0);
+    for (int i = 0; i < n_; ++i) ++domain_size_[domain_[i]];
+    domain_count_.assign(switches.size() * static_cast<std::size_t>(chunks_), 0);
+    domain_holders_.assign(chunks_, 1);
+    for (ChunkId c = 0; c < chunks_; ++c) ++domain_count_[domain_index(domain_[root_], c)];
+  }
+
+  // Ports: every member's links out, each with the members its routes start on it. A port
+  // whose receivers all lie in other domains (a DGX GPU's NIC) sends a chunk only into a
+  // domain that has none of it: the domain spreads it over its own fast links.
+  void make_ports(const Topology& network) {
+    port_begin_.push_back(0);
+    for (int a = 0; a < n_; ++a) {
+      const NpuId from = members_[a];
+      const auto peers = routes_.switch_peers(from);
+      const std::size_t first = static_cast<std::size_t>(
+          std::lower_bound(peers.begin(), peers.end(), from) - peers.begin());
+      for (const LinkId l : network.out_links(from)) {
+        Port port{a, l, true, true, {}};
+        // Receivers in NPU order from the sender on (ties go round).
+        for (std::size_t j = 0; j < peers.size(); ++j) {
+          const std::size_t p = (first + j) % peers.size();
+          const int b = member_of_[peers[p]];
+          if (b < 0 || routes_.switch_route(from, static_cast<int>(p)).front() != l) continue;
+          port.receivers.push_back({b, static_cast<int>(p)});
+          if (domain_[b] == domain_[a])
+            port.external = false;
+          else
+            port.internal = false;
+        }
+        if (!port.receivers.empty()) ports_.push_back(std::move(port));
+      }
+      port_begin_.push_back(static_cast<int>(ports_.size()));
+    }
+  }
 
   void wake(PortEngine& engine, int member, Time now) {
     for (int p = port_begin_[member]; p < port_begin_[member + 1]; ++p)
