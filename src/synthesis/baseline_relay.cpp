@@ -31,7 +31,7 @@ namespace {
 // One chosen message: member `from` sends chunk `chunk` to member `to`.
 struct RelayMessage {
   int from, to;
-  ChunkId chunk;
+  std::int32_t first, count;  // its chunks, in the planner's chunk pool
 };
 
 // Chooses the messages while the simulator's own port engine times them (with the simulator's
@@ -74,7 +74,17 @@ class RelayPlanner {
     find_domains(network);
     make_ports(network);
     port_free_.assign(ports_.size(), 0);
+    sent_.assign(ports_.size(), 0);
+    // Where every port stays in its domain or leaves it (a DGX pod's NVSwitch ports and NICs),
+    // messages carry up to two chunks; on a fat-tree's or a switch's hosts pairs only slowed it
+    // (docs/quality.md, "Measured choices").
+    bool mixed = false;
+    for (const Port& port : ports_) mixed = mixed || (!port.external && !port.internal);
+    // Under the astra model a latency does not hold the port, and pairs only wait longer.
+    if (domains_ > 1 && !mixed && model_ == LinkModel::kTacos) max_batch_ = 2;
   }
+
+  const std::vector<ChunkId>& pool() const { return pool_; }
 
   std::vector<RelayMessage> plan() {
     const std::size_t total = total_;
@@ -82,8 +92,11 @@ class RelayPlanner {
     auto started = [](PortEngine&, std::uint32_t, Time) {};
     auto arrived = [&](PortEngine& engine, std::uint32_t msg, Time now) {
       const RelayMessage& m = messages_[msg];
-      has_[index(m.to, m.chunk)] = 2;
-      useful_[m.to].push_back(m.chunk);
+      for (std::int32_t k = 0; k < m.count; ++k) {
+        const ChunkId c = pool_[m.first + k];
+        has_[index(m.to, c)] = 2;
+        useful_[m.to].push_back(c);
+      }
       wake(engine, m.to, now);
     };
     auto event = [&](PortEngine& engine, std::uint32_t, std::uint32_t port, Time now) {
@@ -100,8 +113,8 @@ class RelayPlanner {
     engine.cache_serialization(bytes_);
     wake(engine, root_, 0);
     engine.run();
-    if (messages_.size() != total)
-      throw Error("relay: internal error: " + std::to_string(messages_.size()) + " messages of " +
+    if (delivered_ != total)
+      throw Error("relay: internal error: " + std::to_string(delivered_) + " deliveries of " +
                   std::to_string(total));
     return std::move(messages_);
   }
@@ -109,6 +122,7 @@ class RelayPlanner {
  private:
   static constexpr std::uint32_t kDecide = PortEngine::kFirstCallerKind;
   static constexpr std::size_t kRarest = 4;  // chunks a port weighs its receivers for
+  static constexpr int kSinglesFirst = 2;    // messages of one chunk a port starts with
 
   struct Receiver {
     int member;
@@ -208,7 +222,7 @@ class RelayPlanner {
   // already has it, then holding the fewest chunks. The simulator starts a message as soon as
   // its port is free and its chunk is there, so a port never holds back for a better receiver.
   void decide(PortEngine& engine, int p, Time now) {
-    if (port_free_[p] > now || messages_.size() == total_) return;
+    if (port_free_[p] > now || delivered_ == total_) return;
     const Port& port = ports_[p];
     const int a = port.member;
     // The chunks it holds that someone still lacks (a chunk every member has or receives is
@@ -277,29 +291,56 @@ class RelayPlanner {
       if (best >= 0 && best_wait == 0) break;
     }
     if (best < 0) return;
-    send(engine, p, best, best_chunk, now);
+    // More chunks for the same receiver in the same message (DGX pods), rarest first.
+    batch_.assign(1, best_chunk);
+    const int b = best;
+    // Pairs after a port's first messages: a single chunk reaches the next node sooner while
+    // it has nothing, a pair pays one latency on each port for two chunks.
+    const int limit = sent_[p] < kSinglesFirst ? 1 : max_batch_;
+    ++sent_[p];
+    for (std::size_t i = 0; i < candidates_.size() && static_cast<int>(batch_.size()) < limit;
+         ++i) {
+      if (i == head) std::sort(candidates_.begin() + i, candidates_.end(), rarer);
+      const ChunkId c = candidates_[i];
+      if (c == best_chunk || has_[index(b, c)] != 0) continue;
+      if (port.external && domain_count_[domain_index(domain_[b], c)] > 0) continue;
+      batch_.push_back(c);
+    }
+    send(engine, p, best, now);
   }
 
-  void send(PortEngine& engine, int p, int b, ChunkId c, Time now) {
+  void send(PortEngine& engine, int p, int b, Time now) {
     const int a = ports_[p].member;
     const auto id = static_cast<std::uint32_t>(messages_.size());
-    messages_.push_back(RelayMessage{a, b, c});
+    const auto count = static_cast<std::int32_t>(batch_.size());
+    messages_.push_back(RelayMessage{a, b, static_cast<std::int32_t>(pool_.size()), count});
+    pool_.insert(pool_.end(), batch_.begin(), batch_.end());
     const auto route = routes_.route(members_[a], members_[b]);
     Time ready = now;
     for (const LinkId l : route) {
-      link_free_[l] = std::max(ready, link_free_[l]) + busy_[l];
+      const Time busy = count == 1 ? busy_[l] : batch_busy(l, count);
+      link_free_[l] = std::max(ready, link_free_[l]) + busy;
       ready = link_free_[l] + extra_[l];
     }
-    port_free_[p] = now + busy_[route.front()];
+    port_free_[p] = now + (count == 1 ? busy_[route.front()] : batch_busy(route.front(), count));
     ++in_count_[route.back()];
-    has_[index(b, c)] = 1;
-    ++count_[b];
-    ++holders_[c];
-    int& in_domain = domain_count_[domain_index(domain_[b], c)];
-    if (in_domain++ == 0 && ++domain_holders_[c] == 2) ++left_root_;
-    engine.set_message(id, route, bytes_, c);
+    for (const ChunkId c : batch_) {
+      has_[index(b, c)] = 1;
+      ++count_[b];
+      ++holders_[c];
+      int& in_domain = domain_count_[domain_index(domain_[b], c)];
+      if (in_domain++ == 0 && ++domain_holders_[c] == 2) ++left_root_;
+      ++delivered_;
+    }
+    engine.set_message(id, route, bytes_ * count, batch_.front());
     engine.send(id, now);
     engine.post(port_free_[p], kDecide, static_cast<std::uint32_t>(p));
+  }
+
+  Time batch_busy(LinkId l, int count) const {
+    const Link& link = network_.link(l);
+    return link_busy_time(model_, link.latency_ps,
+                          serialization_time(bytes_ * count, link.bandwidth_gbps));
   }
 
   const SwitchRoutes& routes_;
@@ -323,6 +364,11 @@ class RelayPlanner {
   std::vector<Time> busy_, extra_;  // per link: busy time of one chunk, arrival after busy
   std::vector<ChunkId> candidates_;
   std::vector<RelayMessage> messages_;
+  std::vector<ChunkId> pool_;   // the messages' chunks
+  std::vector<ChunkId> batch_;  // the message being made
+  std::size_t delivered_ = 0;   // chunk deliveries booked
+  std::vector<int> sent_;       // per port: messages it sent
+  int max_batch_ = 1;           // chunks a message may carry
   std::vector<int> member_of_;  // per NPU: its member index, -1 if none
   std::vector<int> domain_;     // per member: its domain
   int domains_ = 0;
@@ -379,7 +425,9 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
   require_transfers_within(2.0 * (n - 1) * collective.num_chunks(), kBaselineTransferBudget,
                            "at least %.0f chunk transfers (two hops per message) > %.0f, the "
                            "baselines' budget");
-  const std::vector<RelayMessage> messages = RelayPlanner(timing, collective, model).plan();
+  RelayPlanner planner(timing, collective, model);
+  const std::vector<RelayMessage> messages = planner.plan();
+  const std::vector<ChunkId>& pool = planner.pool();
   const auto& members = collective.members();
   const bool reduce = collective.kind() == CollectiveKind::kReduce;
   LogicalSchedule schedule(topology, timing, collective);
@@ -387,10 +435,11 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const RelayMessage& m = messages[i];
     const auto step = static_cast<std::int64_t>(i);
+    const std::span<const ChunkId> chunks(pool.data() + m.first, static_cast<std::size_t>(m.count));
     if (reduce)
-      schedule.send(members[m.to], members[m.from], last - step, m.chunk, /*reduce=*/true);
+      schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
     else
-      schedule.send(members[m.from], members[m.to], step, m.chunk);
+      schedule.send(members[m.from], members[m.to], step, chunks);
   }
   return schedule.build("relay", model);
 }
