@@ -356,9 +356,14 @@ double all_to_all_message_bound(const Topology& t, const Collective& c) {
 double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
   if (t.switches() == 0) return 0;
   double best = all_to_all_message_bound(t, c);
+  // Whole fabrics differ from switch by switch only where switches link to switches.
+  const bool fabrics = std::any_of(t.links().begin(), t.links().end(), [&](const Link& l) {
+    return t.is_switch(l.src) && t.is_switch(l.dst);
+  });
   for (double threshold : grouping_thresholds(t, 64))
     for (bool whole_fabrics : {false, true})
-      best = std::max(best, bound_for_threshold(t, c, threshold, whole_fabrics));
+      if (!whole_fabrics || fabrics)
+        best = std::max(best, bound_for_threshold(t, c, threshold, whole_fabrics));
   return best;
 }
 

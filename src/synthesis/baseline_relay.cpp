@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../simulation/port_engine.h"
+#include "domain_relay.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
 #include "tacos/synthesis/baselines.h"
@@ -136,18 +137,12 @@ class RelayPlanner {
     std::vector<Receiver> receivers;
   };
 
-  // Domains: members by the switch of their fastest link (a fat-tree's leaf, a DGX node's
-  // NVSwitch), numbered in member order.
+  // Domains: members by the switch of their fastest port (domain_switch: a fat-tree's leaf, a
+  // DGX node's NVSwitch), numbered in member order.
   void find_domains(const Topology& network) {
     std::vector<DeviceId> switches;
     for (int i = 0; i < n_; ++i) {
-      DeviceId fastest = -1;
-      double gbps = 0;
-      for (const LinkId l : network.out_links(members_[i]))
-        if (network.link(l).bandwidth_gbps > gbps) {
-          gbps = network.link(l).bandwidth_gbps;
-          fastest = network.link(l).dst;
-        }
+      const DeviceId fastest = domain_switch(network, members_[i]);
       auto it = std::find(switches.begin(), switches.end(), fastest);
       domain_.push_back(static_cast<int>(it - switches.begin()));
       if (it == switches.end()) switches.push_back(fastest);
@@ -234,13 +229,12 @@ class RelayPlanner {
     // The root's domain sends each chunk out once: its external ports are the only way out
     // for chunks no other domain has yet, so they take nothing else while any is left.
     const bool root_exit = port.external && own == domain_[root_] && left_root_ < chunks_;
+    auto offered = [&](ChunkId c) {
+      if (port.external) return root_exit ? domain_holders_[c] == 1 : domain_holders_[c] < domains_;
+      return !port.internal || domain_count_[domain_index(own, c)] < domain_size_[own];
+    };
     for (const ChunkId c : useful)
-      if (root_exit && domain_holders_[c] > 1)
-        continue;
-      else if (port.external   ? domain_holders_[c] < domains_
-               : port.internal ? domain_count_[domain_index(own, c)] < domain_size_[own]
-                               : true)
-        candidates_.push_back(c);
+      if (offered(c)) candidates_.push_back(c);
     if (candidates_.empty()) return;  // an arrival wakes it again
     auto rarer = [&](ChunkId x, ChunkId y) {
       if (port.external && domain_holders_[x] != domain_holders_[y])
@@ -250,6 +244,11 @@ class RelayPlanner {
     // Usually the rarest has a receiver at once: order only as far as needed.
     const std::size_t head = std::min<std::size_t>(candidates_.size(), kRarest);
     std::partial_sort(candidates_.begin(), candidates_.begin() + head, candidates_.end(), rarer);
+    bool ordered = head == candidates_.size();
+    auto order_rest = [&] {
+      if (!ordered) std::sort(candidates_.begin() + head, candidates_.end(), rarer);
+      ordered = true;
+    };
     const NpuId from = members_[a];
     int best = -1;
     ChunkId best_chunk = 0;
@@ -261,7 +260,7 @@ class RelayPlanner {
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
       if (i == head) {
         if (best >= 0) break;
-        std::sort(candidates_.begin() + i, candidates_.end(), rarer);
+        order_rest();
       }
       const ChunkId c = candidates_[i];
       for (const Receiver& r : port.receivers) {
@@ -300,7 +299,7 @@ class RelayPlanner {
     ++sent_[p];
     for (std::size_t i = 0; i < candidates_.size() && static_cast<int>(batch_.size()) < limit;
          ++i) {
-      if (i == head) std::sort(candidates_.begin() + i, candidates_.end(), rarer);
+      if (i == head) order_rest();
       const ChunkId c = candidates_[i];
       if (c == best_chunk || has_[index(b, c)] != 0) continue;
       if (port.external && domain_count_[domain_index(domain_[b], c)] > 0) continue;
@@ -318,11 +317,10 @@ class RelayPlanner {
     const auto route = routes_.route(members_[a], members_[b]);
     Time ready = now;
     for (const LinkId l : route) {
-      const Time busy = count == 1 ? busy_[l] : batch_busy(l, count);
-      link_free_[l] = std::max(ready, link_free_[l]) + busy;
+      link_free_[l] = std::max(ready, link_free_[l]) + port_time(l, count);
       ready = link_free_[l] + extra_[l];
     }
-    port_free_[p] = now + (count == 1 ? busy_[route.front()] : batch_busy(route.front(), count));
+    port_free_[p] = now + port_time(route.front(), count);
     ++in_count_[route.back()];
     for (const ChunkId c : batch_) {
       has_[index(b, c)] = 1;
@@ -337,7 +335,9 @@ class RelayPlanner {
     engine.post(port_free_[p], kDecide, static_cast<std::uint32_t>(p));
   }
 
-  Time batch_busy(LinkId l, int count) const {
+  // How long a message of `count` chunks holds link l.
+  Time port_time(LinkId l, int count) const {
+    if (count == 1) return busy_[l];
     const Link& link = network_.link(l);
     return link_busy_time(model_, link.latency_ps,
                           serialization_time(bytes_ * count, link.bandwidth_gbps));
@@ -349,7 +349,7 @@ class RelayPlanner {
   const int chunks_;
   const int root_;
   const Bytes bytes_;
-  const std::size_t total_;  // messages: every chunk to every member but the root
+  const std::size_t total_;  // chunk deliveries: every chunk to every member but the root
   const LinkModel model_;
   const Topology& network_;
   std::vector<char> has_;                     // per (member, chunk): 0 lacks, 1 on its way, 2 holds

@@ -16,6 +16,16 @@
 #include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
+
+DeviceId domain_switch(const Topology& topology, NpuId npu) {
+  LinkId best = -1;
+  for (const LinkId l : topology.out_links(npu)) {
+    if (!topology.is_switch(topology.link(l).dst)) continue;
+    if (best < 0 || topology.link(l).bandwidth_gbps > topology.link(best).bandwidth_gbps) best = l;
+  }
+  return best < 0 ? -1 : topology.link(best).dst;
+}
+
 namespace {
 
 constexpr int kMaxBatch = 1024;
@@ -32,7 +42,7 @@ struct Domains {
   std::vector<std::vector<NpuId>> members;
 };
 
-// The domain of an NPU is the switch its fastest port leads to (ties: the lowest link id).
+// The domain of an NPU is the switch its fastest port leads to (domain_switch).
 std::optional<Domains> find_domains(const Topology& topology) {
   const int n = topology.npus();
   Domains domains;
@@ -40,14 +50,8 @@ std::optional<Domains> find_domains(const Topology& topology) {
   domains.position.assign(n, 0);
   std::vector<int> index(topology.devices(), -1);
   for (NpuId u = 0; u < n; ++u) {
-    LinkId best = -1;
-    for (LinkId l : topology.out_links(u)) {
-      if (!topology.is_switch(topology.link(l).dst)) continue;
-      if (best < 0 || topology.link(l).bandwidth_gbps > topology.link(best).bandwidth_gbps)
-        best = l;
-    }
-    if (best < 0) return std::nullopt;  // an NPU on direct links only
-    const DeviceId s = topology.link(best).dst;
+    const DeviceId s = domain_switch(topology, u);
+    if (s < 0) return std::nullopt;  // an NPU on direct links only
     if (index[s] < 0) {
       index[s] = static_cast<int>(domains.members.size());
       domains.members.emplace_back();

@@ -27,6 +27,11 @@
 
 namespace tacos::detail {
 
+// The switch an NPU's fastest port into a switch leads to (ties: its first such link), or -1
+// when it has none: the NPU's domain (a DGX node's NVSwitch, a fat-tree's leaf), as this relay
+// and the relay baseline (baseline_relay.cpp) take it.
+DeviceId domain_switch(const Topology& topology, NpuId npu);
+
 // Beyond this many chunk deliveries (NPUs x chunks) the candidate is not tried: it costs a few
 // plans and simulations each (docs/performance.md, "Measured costs").
 constexpr double kDomainRelayMaxDeliveries = 262144;
