@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/synthesis/node_direct_groups.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/common/error.h"
 #include "tacos/common/units.h"
@@ -207,6 +208,50 @@ TEST(NodeDirect, BehindSpinesTheFasterOfTwoRoundOrdersIsKept) {
               265.233637, 1e-5);
   EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kReduceScatter, 2).collective_time),
               244.992294, 1e-5);
+}
+
+// dgx-h100:128: 4 leaves per rail of 32 nodes each, 16 spines. Nodes on the same leaves form a
+// group (nodes 0-31, 32-63, ...); dgx-h100:72's leaves take 32, 32 and 8 nodes (no equal
+// groups) and dgx-h100:64 has one leaf per rail (one group): neither relays.
+TEST(NodeDirect, LeafGroupsAreNodesOnTheSameLeaves) {
+  const Topology pod = make("dgx-h100:128");
+  std::vector<std::vector<NpuId>> nodes(128);
+  for (NpuId gpu = 0; gpu < pod.npus(); ++gpu) nodes[gpu / 8].push_back(gpu);
+  const auto groups = detail::leaf_groups(pod, nodes);
+  ASSERT_TRUE(groups.has_value());
+  ASSERT_EQ(groups->size(), 4u);
+  for (int g = 0; g < 4; ++g) {
+    ASSERT_EQ((*groups)[g].size(), 32u);
+    for (int i = 0; i < 32; ++i) EXPECT_EQ((*groups)[g][i], 32 * g + i);
+  }
+  for (const char* spec : {"dgx-h100:72", "dgx-h100:64"}) {
+    const Topology other = make(spec);
+    std::vector<std::vector<NpuId>> other_nodes(static_cast<std::size_t>(other.npus() / 8));
+    for (NpuId gpu = 0; gpu < other.npus(); ++gpu) other_nodes[gpu / 8].push_back(gpu);
+    EXPECT_FALSE(detail::leaf_groups(other, other_nodes).has_value()) << spec;
+  }
+}
+
+// Behind spines a node sends its block to one node of each other group (its counterpart), split
+// over its 8 rails, and every node sends its own block and its 3 counterparts' over the leaves
+// to the rest of its group: 3 blocks (24 shards) a node cross the spines instead of 96, so the
+// hashed spine routes no longer set when blocks arrive. dgx-h100:128, 64 MiB, K = 1: All-Gather
+// 255.473765 us with the rounds over the spines (1.416 x the store-and-forward bound of
+// 180.363929 us), 200.546129 us relayed (1.112); All-Reduce 506.758937 -> 410.795273 us, under
+// 1.20 x its bound of 345.275555 us (docs/quality.md, quality at scale).
+TEST(NodeDirect, BehindSpinesRelaysThroughLeafGroups) {
+  const Topology pod = make("dgx-h100:128");
+  const Algorithm ag = node_direct(pod, CollectiveKind::kAllGather, 1);
+  EXPECT_NEAR(to_micros(ag.collective_time), 200.546129, 1e-5);
+  EXPECT_LT(to_micros(ag.collective_time), 1.12 * 180.363929);
+  const SwitchRoutes& routes = pod.switch_routes();
+  std::vector<std::int64_t> crossing(128, 0);  // shards each node's GPUs send over the spines
+  for (const Transfer& t : ag.transfers())
+    if (routes.route(t.src, t.dst).size() == 4)
+      crossing[static_cast<std::size_t>(t.src / 8)] += t.num_chunks;
+  for (int m = 0; m < 128; ++m) EXPECT_EQ(crossing[static_cast<std::size_t>(m)], 3 * 8) << m;
+  const Algorithm ar = node_direct(pod, CollectiveKind::kAllReduce, 1);
+  EXPECT_LT(to_micros(ar.collective_time), 1.20 * 345.275555);
 }
 
 // All-to-All as PXN on dgx-h100:64, 64 MiB, K = 1: chunks of 128 KiB. Every NIC sends the 63

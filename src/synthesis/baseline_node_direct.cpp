@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "all_gather_plan.h"
+#include "node_direct_groups.h"
 #include "node_direct_rails.h"
 #include "node_direct_rounds.h"
 #include "tacos/common/error.h"
@@ -241,6 +242,12 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
     }
     Algorithm built = build_plan(topology, timing, collective, model, nodes, rails, order);
     if (!best || built.collective_time < best->collective_time) best = std::move(built);
+  }
+  if (const auto groups = leaf_groups(timing, nodes)) {
+    AllGatherPlan plan(collective);
+    plan_group_relay(plan, nodes, *groups, k_count);
+    Algorithm built = plan.build(topology, timing, collective, "node-direct", model);
+    if (built.collective_time < best->collective_time) best = std::move(built);
   }
   return std::move(*best);
 }

@@ -1,0 +1,147 @@
+#include "node_direct_groups.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <span>
+
+namespace tacos::detail {
+
+std::optional<std::vector<std::vector<int>>> leaf_groups(
+    const Topology& network, const std::vector<std::vector<NpuId>>& nodes) {
+  // Per node the leaf of each rail's NIC: a GPU's one link to a switch other than its node's.
+  std::map<std::vector<DeviceId>, std::vector<int>> by_leaves;
+  for (std::size_t m = 0; m < nodes.size(); ++m) {
+    std::vector<DeviceId> leaves;
+    for (NpuId gpu : nodes[m]) {
+      DeviceId node_switch = -1;
+      double fastest = 0;
+      for (LinkId l : network.out_links(gpu))
+        if (network.link(l).bandwidth_gbps > fastest) {
+          fastest = network.link(l).bandwidth_gbps;
+          node_switch = network.link(l).dst;
+        }
+      DeviceId leaf = -1;
+      for (LinkId l : network.out_links(gpu)) {
+        const DeviceId to = network.link(l).dst;
+        if (!network.is_switch(to) || to == node_switch) continue;
+        if (leaf >= 0) return std::nullopt;  // more than one network port
+        leaf = to;
+      }
+      if (leaf < 0) return std::nullopt;
+      leaves.push_back(leaf);
+    }
+    by_leaves[leaves].push_back(static_cast<int>(m));
+  }
+  std::vector<std::vector<int>> groups;
+  for (auto& [leaves, members] : by_leaves) groups.push_back(std::move(members));
+  if (groups.size() < 2 || groups.front().size() < 2) return std::nullopt;
+  for (const auto& group : groups)
+    if (group.size() != groups.front().size()) return std::nullopt;
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+namespace {
+
+// One message of a rail's sequence, the same for every node: to its counterpart in group g + q
+// (shard r of its own block), or to node i + s of its own group with group g - q's
+// counterpart's block (q = 0: its own), shards first .. last - 1.
+struct GroupMessage {
+  bool cross;
+  int q, s;
+  int first, last;
+};
+
+// Each rail's sequence: the Q - 1 counterparts' shards first (they cross the spines, and relays
+// need them early), then the group messages. The group's (S - 1) Q block sends (s major, q
+// minor) are cut as node-direct's layout into G runs of equal shards (run r on rail r), so every
+// NIC sends and, by symmetry, receives the same shards, and in every round a rail's messages are
+// one shift of the group: each NIC receives exactly one.
+std::vector<std::vector<GroupMessage>> rail_sequences(int g_count, int q_count, int s_count) {
+  std::vector<std::vector<GroupMessage>> rails(static_cast<std::size_t>(g_count));
+  const std::int64_t sends = static_cast<std::int64_t>(s_count - 1) * q_count;
+  for (int r = 0; r < g_count; ++r) {
+    auto& rail = rails[static_cast<std::size_t>(r)];
+    const std::int64_t begin = r * sends, end = (r + 1) * sends;  // slots: send x G + shard
+    std::vector<GroupMessage> local;
+    for (std::int64_t slot = begin; slot < end;) {
+      const std::int64_t send = slot / g_count;
+      const std::int64_t last = std::min(end, (send + 1) * g_count);
+      local.push_back({false, static_cast<int>(send % q_count),
+                       static_cast<int>(send / q_count) + 1, static_cast<int>(slot % g_count),
+                       static_cast<int>(last - send * g_count)});
+      slot = last;
+    }
+    auto size = [](const GroupMessage& m) { return m.last - m.first; };
+    // Whole own blocks (ready at once), whole relayed blocks, then the partial blocks largest
+    // first: after the first whole block a receiver's leaf port never waits for a larger
+    // message behind a smaller one, and the last message handed on over the NVSwitch is small.
+    auto whole_end = std::stable_partition(
+        local.begin(), local.end(), [&](const GroupMessage& m) { return size(m) == g_count; });
+    std::stable_sort(whole_end, local.end(), [&](const GroupMessage& a, const GroupMessage& b) {
+      return size(a) > size(b);
+    });
+    std::stable_partition(local.begin(), whole_end, [](const GroupMessage& m) { return m.q == 0; });
+    for (int q = 1; q < q_count; ++q) rail.push_back({true, q, 0, r, r + 1});
+    rail.insert(rail.end(), local.begin(), local.end());
+  }
+  return rails;
+}
+
+}  // namespace
+
+void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>& nodes,
+                      const std::vector<std::vector<int>>& groups, int chunks_per_npu) {
+  const int k_count = chunks_per_npu;
+  const int g_count = static_cast<int>(nodes.front().size());
+  const int q_count = static_cast<int>(groups.size());
+  const int s_count = static_cast<int>(groups.front().size());
+  const auto rails = rail_sequences(g_count, q_count, s_count);
+  std::vector<std::size_t> last_cross;
+  for (const auto& sequence : rails) {
+    std::size_t last = 0;
+    for (std::size_t t = 0; t < sequence.size(); ++t)
+      if (sequence[t].cross) last = t;
+    last_cross.push_back(last);
+  }
+  const int d_count = static_cast<int>(nodes.size());
+  std::vector<std::vector<ChunkId>> blocks(static_cast<std::size_t>(d_count));
+  for (int k = 0; k < k_count; ++k) {
+    for (int m = 0; m < d_count; ++m) {
+      auto& block = blocks[static_cast<std::size_t>(m)];
+      block.clear();
+      for (NpuId owner : nodes[m]) block.push_back(static_cast<ChunkId>(owner * k_count + k));
+      for (int a = 0; a < g_count; ++a)
+        for (int b = 1; b < g_count; ++b)
+          plan.send(nodes[m][a], nodes[m][(a + b) % g_count], k,
+                    std::span<const ChunkId>(&block[a], 1));
+    }
+    for (int g = 0; g < q_count; ++g)
+      for (int i = 0; i < s_count; ++i) {
+        const int m = groups[g][i];
+        for (int r = 0; r < g_count; ++r) {
+          const auto& sequence = rails[static_cast<std::size_t>(r)];
+          for (std::size_t t = 0; t < sequence.size(); ++t) {
+            const GroupMessage& message = sequence[t];
+            // A step more after the counterparts' shards: the relayed blocks are handed on
+            // over the NVSwitch in it.
+            const std::int64_t step = k_count + static_cast<std::int64_t>(t) * k_count + k +
+                                      (t > last_cross[static_cast<std::size_t>(r)] ? k_count : 0);
+            const int to = message.cross ? groups[(g + message.q) % q_count][i]
+                                         : groups[g][(i + message.s) % s_count];
+            const int origin = message.cross ? m : groups[(g - message.q + q_count) % q_count][i];
+            const auto part = std::span<const ChunkId>(blocks[static_cast<std::size_t>(origin)])
+                                  .subspan(static_cast<std::size_t>(message.first),
+                                           static_cast<std::size_t>(message.last - message.first));
+            const NpuId receiver = nodes[to][r];
+            plan.send(nodes[m][r], receiver, step, part);
+            for (int b = 1; b < g_count; ++b)
+              plan.send(receiver, nodes[to][(r + b) % g_count], step + 1, part);
+          }
+        }
+      }
+  }
+}
+
+}  // namespace tacos::detail

@@ -1,0 +1,29 @@
+#pragma once
+// node-direct's plan on pods behind spines (baseline_node_direct.cpp): relaying through leaf
+// groups. Nodes whose NICs share a leaf on every rail form a group; a node sends its block to
+// one node of every other group (its counterpart: same place in that group), split over all
+// its rails, and every node sends its own block and its counterparts' to the rest of its group
+// over the leaves. Only Q - 1 blocks a node cross the spines (Q groups) instead of nearly all
+// of them, so hashed spine routes no longer decide when blocks arrive, and inside a group every
+// rail's round is a shift of the group's nodes: each NIC sends and receives one message a round.
+#include <optional>
+#include <vector>
+
+#include "all_gather_plan.h"
+#include "tacos/topology/topology.h"
+
+namespace tacos::detail {
+
+// groups[g][i]: the index into `nodes` of group g's i-th node (ascending), or nothing where the
+// nodes do not form two or more groups of the same size, two or more nodes each, by the leaves
+// of their NICs (the switch of each NPU's one link to a switch other than its node's).
+std::optional<std::vector<std::vector<int>>> leaf_groups(
+    const Topology& network, const std::vector<std::vector<NpuId>>& nodes);
+
+// The All-Gather (pieces 0..K-1 interleaved as node-direct's): node gathers at step k, then on
+// every rail first its counterparts' shards of that rail, then its group messages, own block
+// first; a receiver hands each message on over its NVSwitch one step later.
+void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>& nodes,
+                      const std::vector<std::vector<int>>& groups, int chunks_per_npu);
+
+}  // namespace tacos::detail
