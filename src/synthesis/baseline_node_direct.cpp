@@ -113,12 +113,8 @@ Algorithm build_plan(const Topology& topology, const Topology& timing, const Col
   // then start on different peers' NVSwitch ports instead of all on the node's first GPU's.
   for (int k = 0; k < k_count; ++k)
     for (int m = 0; m < d_count; ++m) {
-      block.clear();
-      for (NpuId owner : nodes[m]) block.push_back(static_cast<ChunkId>(owner * k_count + k));
-      for (int a = 0; a < g_count; ++a)
-        for (int b = 1; b < g_count; ++b)
-          plan.send(nodes[m][a], nodes[m][(a + b) % g_count], k,
-                    std::span<const ChunkId>(&block[a], 1));
+      node_block(block, nodes[m], k_count, k);
+      gather_in_rotation(plan, nodes[m], block, k);
       for (int r = 0; r < g_count; ++r) {
         const auto& messages = rails.messages[static_cast<std::size_t>(r)][m];
         const auto& sequence = order[r][m];
@@ -127,10 +123,8 @@ Algorithm build_plan(const Topology& topology, const Topology& timing, const Col
           const auto part =
               std::span<const ChunkId>(block).subspan(message.first, message.last - message.first);
           const std::int64_t step = k_count + static_cast<std::int64_t>(t) * k_count + k;
-          const NpuId receiver = nodes[message.to][r];
-          plan.send(nodes[m][r], receiver, step, part);
-          for (int b = 1; b < g_count; ++b)
-            plan.send(receiver, nodes[message.to][(r + b) % g_count], step + 1, part);
+          plan.send(nodes[m][r], nodes[message.to][r], step, part);
+          hand_on_in_rotation(plan, nodes[message.to], r, step + 1, part);
         }
       }
     }

@@ -5,7 +5,29 @@
 #include <map>
 #include <span>
 
+#include "domain_relay.h"
+
 namespace tacos::detail {
+
+void node_block(std::vector<ChunkId>& block, std::span<const NpuId> node, int chunks_per_npu,
+                int k) {
+  block.clear();
+  for (NpuId owner : node) block.push_back(static_cast<ChunkId>(owner * chunks_per_npu + k));
+}
+
+void gather_in_rotation(AllGatherPlan& plan, std::span<const NpuId> node,
+                        std::span<const ChunkId> block, std::int64_t step) {
+  const int g_count = static_cast<int>(node.size());
+  for (int a = 0; a < g_count; ++a)
+    for (int b = 1; b < g_count; ++b)
+      plan.send(node[a], node[(a + b) % g_count], step, block.subspan(a, 1));
+}
+
+void hand_on_in_rotation(AllGatherPlan& plan, std::span<const NpuId> node, int rail,
+                         std::int64_t step, std::span<const ChunkId> part) {
+  const int g_count = static_cast<int>(node.size());
+  for (int b = 1; b < g_count; ++b) plan.send(node[rail], node[(rail + b) % g_count], step, part);
+}
 
 std::optional<std::vector<std::vector<int>>> leaf_groups(
     const Topology& network, const std::vector<std::vector<NpuId>>& nodes) {
@@ -14,13 +36,7 @@ std::optional<std::vector<std::vector<int>>> leaf_groups(
   for (std::size_t m = 0; m < nodes.size(); ++m) {
     std::vector<DeviceId> leaves;
     for (NpuId gpu : nodes[m]) {
-      DeviceId node_switch = -1;
-      double fastest = 0;
-      for (LinkId l : network.out_links(gpu))
-        if (network.link(l).bandwidth_gbps > fastest) {
-          fastest = network.link(l).bandwidth_gbps;
-          node_switch = network.link(l).dst;
-        }
+      const DeviceId node_switch = domain_switch(network, gpu);
       DeviceId leaf = -1;
       for (LinkId l : network.out_links(gpu)) {
         const DeviceId to = network.link(l).dst;
@@ -109,13 +125,8 @@ void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>
   std::vector<std::vector<ChunkId>> blocks(static_cast<std::size_t>(d_count));
   for (int k = 0; k < k_count; ++k) {
     for (int m = 0; m < d_count; ++m) {
-      auto& block = blocks[static_cast<std::size_t>(m)];
-      block.clear();
-      for (NpuId owner : nodes[m]) block.push_back(static_cast<ChunkId>(owner * k_count + k));
-      for (int a = 0; a < g_count; ++a)
-        for (int b = 1; b < g_count; ++b)
-          plan.send(nodes[m][a], nodes[m][(a + b) % g_count], k,
-                    std::span<const ChunkId>(&block[a], 1));
+      node_block(blocks[static_cast<std::size_t>(m)], nodes[m], k_count, k);
+      gather_in_rotation(plan, nodes[m], blocks[static_cast<std::size_t>(m)], k);
     }
     for (int g = 0; g < q_count; ++g)
       for (int i = 0; i < s_count; ++i) {
@@ -134,10 +145,8 @@ void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>
             const auto part = std::span<const ChunkId>(blocks[static_cast<std::size_t>(origin)])
                                   .subspan(static_cast<std::size_t>(message.first),
                                            static_cast<std::size_t>(message.last - message.first));
-            const NpuId receiver = nodes[to][r];
-            plan.send(nodes[m][r], receiver, step, part);
-            for (int b = 1; b < g_count; ++b)
-              plan.send(receiver, nodes[to][(r + b) % g_count], step + 1, part);
+            plan.send(nodes[m][r], nodes[to][r], step, part);
+            hand_on_in_rotation(plan, nodes[to], r, step + 1, part);
           }
         }
       }

@@ -6,13 +6,27 @@
 // over the leaves. Only Q - 1 blocks a node cross the spines (Q groups) instead of nearly all
 // of them, so hashed spine routes no longer decide when blocks arrive, and inside a group every
 // rail's round is a shift of the group's nodes: each NIC sends and receives one message a round.
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "all_gather_plan.h"
 #include "tacos/topology/topology.h"
 
 namespace tacos::detail {
+
+// Shared with node-direct's other plan (baseline_node_direct.cpp). Node `node`'s block of piece
+// k: its GPUs' chunks k, one shard a GPU.
+void node_block(std::vector<ChunkId>& block, std::span<const NpuId> node, int chunks_per_npu,
+                int k);
+// The node gathers its block at `step`: GPU a sends its shard to a + 1, a + 2, ... (mod G), so
+// that GPUs sending at once start on different peers' NVSwitch ports.
+void gather_in_rotation(AllGatherPlan& plan, std::span<const NpuId> node,
+                        std::span<const ChunkId> block, std::int64_t step);
+// The GPU on rail r hands `part` on to rails r + 1, r + 2, ... of its node at `step`.
+void hand_on_in_rotation(AllGatherPlan& plan, std::span<const NpuId> node, int rail,
+                         std::int64_t step, std::span<const ChunkId> part);
 
 // groups[g][i]: the index into `nodes` of group g's i-th node (ascending), or nothing where the
 // nodes do not form two or more groups of the same size, two or more nodes each, by the leaves
