@@ -34,9 +34,10 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
 Baseline parse_baseline(std::string_view text) {
   for (const auto& n : kNames)
     if (n.name == text) return n.baseline;
-  throw Error("--algorithm: unknown baseline " + single_quoted(text) +
-              " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay, "
-              "nvls, nvls-tree or collnet)");
+  throw Error(
+      "--algorithm: unknown baseline " + single_quoted(text) +
+      " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay, "
+      "nvls, nvls-tree or collnet)");
 }
 
 std::string to_string(Baseline baseline) {

@@ -239,7 +239,7 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
   }
   if (const auto groups = leaf_groups(timing, nodes)) {
     AllGatherPlan plan(collective);
-    plan_group_relay(plan, nodes, *groups, k_count);
+    plan_group_relay(plan, timing, nodes, *groups, k_count);
     Algorithm built = plan.build(topology, timing, collective, "node-direct", model);
     if (built.collective_time < best->collective_time) best = std::move(built);
   }

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "domain_relay.h"
+#include "tacos/topology/switch_routes.h"
 
 namespace tacos::detail {
 
@@ -105,15 +106,87 @@ std::vector<std::vector<GroupMessage>> rail_sequences(int g_count, int q_count, 
   return rails;
 }
 
+// place[(g Q + q) S + i]: where in group g + q the counterpart of group g's i-th node is. The
+// counterparts' shards all leave in the first few microseconds and each crosses a leaf's link
+// up to a spine and the spine's link down to another leaf, picked by the routes' hash; the
+// places start as i and are swapped two at a time while that lowers the sum of the squares of
+// the shards on each such link (with the identity the busiest of dgx-h100:128's took 15
+// shards, 6 on average). Reduce-Scatter runs over the routes back, whose spine the hash picks
+// from the same pair, so the same links counted the other way.
+std::vector<int> counterparts(const Topology& network, const std::vector<std::vector<NpuId>>& nodes,
+                              const std::vector<std::vector<int>>& groups) {
+  const int q_count = static_cast<int>(groups.size());
+  const int s_count = static_cast<int>(groups.front().size());
+  const int g_count = static_cast<int>(nodes.front().size());
+  const SwitchRoutes& routes = network.switch_routes();
+  std::vector<int> place(static_cast<std::size_t>(q_count) * q_count * s_count);
+  for (std::size_t x = 0; x < place.size(); ++x) place[x] = static_cast<int>(x % s_count);
+  std::vector<std::int64_t> shards(static_cast<std::size_t>(network.num_links()), 0);
+  std::int64_t change = 0;  // in the sum of squares
+  auto move = [&](int g, int q, int i, int j, int sign) {
+    const auto& from = nodes[groups[g][i]];
+    const auto& to = nodes[groups[(g + q) % q_count][j]];
+    for (int r = 0; r < g_count; ++r)
+      for (LinkId l : routes.route(from[r], to[r])) {
+        const Link& link = network.link(l);
+        if (!network.is_switch(link.src) || !network.is_switch(link.dst)) continue;
+        std::int64_t& n = shards[static_cast<std::size_t>(l)];
+        change += sign > 0 ? 2 * n + 1 : 1 - 2 * n;
+        n += sign;
+      }
+  };
+  auto at = [&](int g, int q, int i) -> int& {
+    return place[(static_cast<std::size_t>(g) * q_count + q) * s_count + i];
+  };
+  for (int g = 0; g < q_count; ++g)
+    for (int q = 1; q < q_count; ++q)
+      for (int i = 0; i < s_count; ++i) move(g, q, i, at(g, q, i), +1);
+  for (int pass = 0; pass < 8; ++pass) {
+    bool improved = false;
+    for (int g = 0; g < q_count; ++g)
+      for (int q = 1; q < q_count; ++q)
+        for (int a = 0; a < s_count; ++a)
+          for (int b = a + 1; b < s_count; ++b) {
+            int& pa = at(g, q, a);
+            int& pb = at(g, q, b);
+            change = 0;
+            move(g, q, a, pa, -1);
+            move(g, q, b, pb, -1);
+            move(g, q, a, pb, +1);
+            move(g, q, b, pa, +1);
+            if (change < 0) {
+              std::swap(pa, pb);
+              improved = true;
+            } else {
+              move(g, q, a, pb, -1);
+              move(g, q, b, pa, -1);
+              move(g, q, a, pa, +1);
+              move(g, q, b, pb, +1);
+            }
+          }
+    if (!improved) break;
+  }
+  return place;
+}
+
 }  // namespace
 
-void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>& nodes,
+void plan_group_relay(AllGatherPlan& plan, const Topology& network,
+                      const std::vector<std::vector<NpuId>>& nodes,
                       const std::vector<std::vector<int>>& groups, int chunks_per_npu) {
   const int k_count = chunks_per_npu;
   const int g_count = static_cast<int>(nodes.front().size());
   const int q_count = static_cast<int>(groups.size());
   const int s_count = static_cast<int>(groups.front().size());
   const auto rails = rail_sequences(g_count, q_count, s_count);
+  const std::vector<int> place = counterparts(network, nodes, groups);
+  // from[(g Q + q) S + j]: the place in group g - q of the node whose counterpart in group g is j.
+  std::vector<int> from(place.size());
+  for (int g = 0; g < q_count; ++g)
+    for (int q = 1; q < q_count; ++q)
+      for (int i = 0; i < s_count; ++i)
+        from[(static_cast<std::size_t>((g + q) % q_count) * q_count + q) * s_count +
+             place[(static_cast<std::size_t>(g) * q_count + q) * s_count + i]] = i;
   std::vector<std::size_t> last_cross;
   for (const auto& sequence : rails) {
     std::size_t last = 0;
@@ -139,9 +212,14 @@ void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>
             // over the NVSwitch in it.
             const std::int64_t step = k_count + static_cast<std::int64_t>(t) * k_count + k +
                                       (t > last_cross[static_cast<std::size_t>(r)] ? k_count : 0);
-            const int to = message.cross ? groups[(g + message.q) % q_count][i]
+            const std::size_t slot =
+                (static_cast<std::size_t>(g) * q_count + message.q) * s_count + i;
+            const int to = message.cross ? groups[(g + message.q) % q_count][place[slot]]
                                          : groups[g][(i + message.s) % s_count];
-            const int origin = message.cross ? m : groups[(g - message.q + q_count) % q_count][i];
+            const int origin = message.cross ? m
+                               : message.q == 0
+                                   ? m
+                                   : groups[(g - message.q + q_count) % q_count][from[slot]];
             const auto part = std::span<const ChunkId>(blocks[static_cast<std::size_t>(origin)])
                                   .subspan(static_cast<std::size_t>(message.first),
                                            static_cast<std::size_t>(message.last - message.first));

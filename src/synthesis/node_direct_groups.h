@@ -37,7 +37,9 @@ std::optional<std::vector<std::vector<int>>> leaf_groups(
 // The All-Gather (pieces 0..K-1 interleaved as node-direct's): node gathers at step k, then on
 // every rail first its counterparts' shards of that rail, then its group messages, own block
 // first; a receiver hands each message on over its NVSwitch one step later.
-void plan_group_relay(AllGatherPlan& plan, const std::vector<std::vector<NpuId>>& nodes,
+// `network`'s routes pick each node's counterparts (counterparts() in the .cpp).
+void plan_group_relay(AllGatherPlan& plan, const Topology& network,
+                      const std::vector<std::vector<NpuId>>& nodes,
                       const std::vector<std::vector<int>>& groups, int chunks_per_npu);
 
 }  // namespace tacos::detail
