@@ -15,6 +15,7 @@
 // time reversal.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,8 +43,9 @@ struct RelayMessage {
 // off where routes differ in length: a fat-tree's).
 class RelayPlanner {
  public:
-  RelayPlanner(const Topology& network, const Collective& collective, LinkModel model)
-      : routes_(network.switch_routes()),
+  RelayPlanner(const Topology& network, const Collective& collective, LinkModel model, bool growing)
+      : growing_(growing),
+        routes_(network.switch_routes()),
         members_(collective.members()),
         n_(collective.num_members()),
         chunks_(collective.num_chunks()),
@@ -82,10 +84,11 @@ class RelayPlanner {
     bool mixed = false;
     for (const Port& port : ports_) mixed = mixed || (!port.external && !port.internal);
     // Under the astra model a latency does not hold the port, and pairs only wait longer.
-    if (domains_ > 1 && !mixed && model_ == LinkModel::kTacos) max_batch_ = 2;
+    if (domains_ > 1 && !mixed && model_ == LinkModel::kTacos) max_batch_ = growing_ ? 3 : 2;
   }
 
   const std::vector<ChunkId>& pool() const { return pool_; }
+  bool batches() const { return max_batch_ > 1; }
 
   std::vector<RelayMessage> plan() {
     const std::size_t total = total_;
@@ -124,6 +127,7 @@ class RelayPlanner {
   static constexpr std::uint32_t kDecide = PortEngine::kFirstCallerKind;
   static constexpr std::size_t kRarest = 4;  // chunks a port weighs its receivers for
   static constexpr int kSinglesFirst = 2;    // messages of one chunk a port starts with
+  static constexpr int kGrowth = 3;          // messages per size step, growing batches
 
   struct Receiver {
     int member;
@@ -294,8 +298,11 @@ class RelayPlanner {
     batch_.assign(1, best_chunk);
     const int b = best;
     // Pairs after a port's first messages: a single chunk reaches the next node sooner while
-    // it has nothing, a pair pays one latency on each port for two chunks.
-    const int limit = sent_[p] < kSinglesFirst ? 1 : max_batch_;
+    // it has nothing, a pair pays one latency on each port for two chunks. Growing: a port's
+    // first kGrowth messages carry one chunk, the next kGrowth two, the rest up to three.
+    const int limit = growing_                   ? std::min(max_batch_, 1 + sent_[p] / kGrowth)
+                      : sent_[p] < kSinglesFirst ? 1
+                                                 : max_batch_;
     ++sent_[p];
     for (std::size_t i = 0; i < candidates_.size() && static_cast<int>(batch_.size()) < limit;
          ++i) {
@@ -343,6 +350,7 @@ class RelayPlanner {
                           serialization_time(bytes_ * count, link.bandwidth_gbps));
   }
 
+  const bool growing_;  // batches grow 1, 2, 3 (else singles, then pairs)
   const SwitchRoutes& routes_;
   const std::vector<NpuId>& members_;
   const int n_;
@@ -425,23 +433,34 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
   require_transfers_within(2.0 * (n - 1) * collective.num_chunks(), kBaselineTransferBudget,
                            "at least %.0f chunk transfers (two hops per message) > %.0f, the "
                            "baselines' budget");
-  RelayPlanner planner(timing, collective, model);
-  const std::vector<RelayMessage> messages = planner.plan();
-  const std::vector<ChunkId>& pool = planner.pool();
-  const auto& members = collective.members();
-  const bool reduce = collective.kind() == CollectiveKind::kReduce;
-  LogicalSchedule schedule(topology, timing, collective);
-  const auto last = static_cast<std::int64_t>(messages.size()) - 1;
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    const RelayMessage& m = messages[i];
-    const auto step = static_cast<std::int64_t>(i);
-    const std::span<const ChunkId> chunks(pool.data() + m.first, static_cast<std::size_t>(m.count));
-    if (reduce)
-      schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
-    else
-      schedule.send(members[m.from], members[m.to], step, chunks);
+  // On DGX pods (messages of several chunks) two plans: pairs after singles, and batches
+  // growing to three; neither is faster everywhere (docs/quality.md, "Measured choices"), so
+  // both are built and the faster kept (pairs on a tie).
+  std::optional<Algorithm> best;
+  for (const bool growing : {false, true}) {
+    RelayPlanner planner(timing, collective, model, growing);
+    const std::vector<RelayMessage> messages = planner.plan();
+    if (growing && !planner.batches()) break;
+    const std::vector<ChunkId>& pool = planner.pool();
+    const auto& members = collective.members();
+    const bool reduce = collective.kind() == CollectiveKind::kReduce;
+    LogicalSchedule schedule(topology, timing, collective);
+    const auto last = static_cast<std::int64_t>(messages.size()) - 1;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const RelayMessage& m = messages[i];
+      const auto step = static_cast<std::int64_t>(i);
+      const std::span<const ChunkId> chunks(pool.data() + m.first,
+                                            static_cast<std::size_t>(m.count));
+      if (reduce)
+        schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
+      else
+        schedule.send(members[m.from], members[m.to], step, chunks);
+    }
+    Algorithm built = schedule.build("relay", model);
+    if (!best || built.collective_time < best->collective_time) best = std::move(built);
+    if (!planner.batches()) break;
   }
-  return schedule.build("relay", model);
+  return std::move(*best);
 }
 
 }  // namespace tacos::detail
