@@ -23,10 +23,16 @@ namespace {
 
 Topology make(const std::string& spec) { return generate_topology(spec, LinkParams{}); }
 
-Algorithm node_direct(const Topology& topology, CollectiveKind kind, int k) {
+// `with_groups` false: behind spines the rounds alone (node-direct without its leaf-group
+// relay), as these tests measured them.
+Algorithm node_direct(const Topology& topology, CollectiveKind kind, int k,
+                      bool with_groups = true) {
   const Collective collective = Collective::make(kind, topology.npus(), 64 << 20, k);
   Algorithm algorithm =
-      synthesize_baseline(Baseline::kNodeDirect, topology, collective, LinkModel::kTacos);
+      with_groups
+          ? synthesize_baseline(Baseline::kNodeDirect, topology, collective, LinkModel::kTacos)
+          : detail::node_direct_baseline(switch_route_view(topology), topology, collective,
+                                         LinkModel::kTacos, /*with_groups=*/false);
   const VerifyResult check = verify_algorithm(algorithm, topology, LinkModel::kTacos);
   EXPECT_TRUE(check.ok) << topology.name() << " " << to_string(kind) << " K=" << k << ": "
                         << check.error;
@@ -159,10 +165,11 @@ TEST(NodeDirect, NicsSendSmallestFirstAndGpusHandOnInRotation) {
 // leaf's busiest spine link carried 3.24 x the mean of its leaf's (1.29 now that node pairs
 // change rails to even the totals out). All-Gather took 329.466129 us, 2.138 x the cut bound
 // (265.233637 us now, 1.721), Reduce-Scatter 338.696214 us (266.85789 us now: its partial
-// sums take the routes back, through other spines).
+// sums take the routes back, through other spines). These are the rounds alone: with its
+// leaf-group relay (groups of 8 nodes there) node-direct keeps 219.925629 us.
 TEST(NodeDirect, SpreadsNodePairsEvenlyOverTheSpines) {
   const Topology pod = make("dgx-h100:72");
-  const Algorithm ag = node_direct(pod, CollectiveKind::kAllGather, 1);
+  const Algorithm ag = node_direct(pod, CollectiveKind::kAllGather, 1, false);
   // Bytes on every link between switches, from each transfer's switch route, per leaf and
   // direction (leaves of 32 and of 8 nodes carry different totals). A leaf has NPUs on it.
   auto is_leaf = [&](DeviceId s) {
@@ -193,9 +200,11 @@ TEST(NodeDirect, SpreadsNodePairsEvenlyOverTheSpines) {
   EXPECT_LT(worst, 1.4) << worst;  // 3.24 with the layout alone
   // At least 10% faster than the 329.466129 us of the layout alone.
   EXPECT_LT(to_micros(ag.collective_time), 0.9 * 329.466129);
-  const Algorithm rs = node_direct(pod, CollectiveKind::kReduceScatter, 1);
+  const Algorithm rs = node_direct(pod, CollectiveKind::kReduceScatter, 1, false);
   EXPECT_LT(to_micros(rs.collective_time), 0.9 * 338.696214);
-  node_direct(pod, CollectiveKind::kAllReduce, 1);
+  node_direct(pod, CollectiveKind::kAllReduce, 1, false);
+  EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kAllGather, 1).collective_time),
+              219.925629, 1e-5);
 }
 
 // Behind spines each round's matching tries a NIC's messages in the layout's order or smallest
@@ -204,32 +213,36 @@ TEST(NodeDirect, SpreadsNodePairsEvenlyOverTheSpines) {
 // first; K = 2: Reduce-Scatter 244.992294 in the layout's order, 247.268934 smallest first.
 TEST(NodeDirect, BehindSpinesTheFasterOfTwoRoundOrdersIsKept) {
   const Topology pod = make("dgx-h100:72");
-  EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kAllGather, 1).collective_time),
+  EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kAllGather, 1, false).collective_time),
               265.233637, 1e-5);
-  EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kReduceScatter, 2).collective_time),
+  EXPECT_NEAR(to_micros(node_direct(pod, CollectiveKind::kReduceScatter, 2, false).collective_time),
               244.992294, 1e-5);
 }
 
 // dgx-h100:128: 4 leaves per rail of 32 nodes each, 16 spines. Nodes on the same leaves form a
-// group (nodes 0-31, 32-63, ...); dgx-h100:72's leaves take 32, 32 and 8 nodes (no equal
-// groups) and dgx-h100:64 has one leaf per rail (one group): neither relays.
+// group (nodes 0-31, 32-63, ...). Unequal leaves split into groups of their sizes' greatest
+// common divisor: dgx-h100:72's leaves take 32, 32 and 8 nodes (9 groups of 8); dgx-h100:65's
+// 32, 32 and 1 (none), and dgx-h100:64 has one leaf per rail (one group: none).
 TEST(NodeDirect, LeafGroupsAreNodesOnTheSameLeaves) {
-  const Topology pod = make("dgx-h100:128");
-  std::vector<std::vector<NpuId>> nodes(128);
-  for (NpuId gpu = 0; gpu < pod.npus(); ++gpu) nodes[gpu / 8].push_back(gpu);
-  const auto groups = detail::leaf_groups(pod, nodes);
+  auto groups_of = [](const Topology& pod) {
+    std::vector<std::vector<NpuId>> nodes(static_cast<std::size_t>(pod.npus() / 8));
+    for (NpuId gpu = 0; gpu < pod.npus(); ++gpu) nodes[gpu / 8].push_back(gpu);
+    return detail::leaf_groups(pod, nodes);
+  };
+  const auto groups = groups_of(make("dgx-h100:128"));
   ASSERT_TRUE(groups.has_value());
   ASSERT_EQ(groups->size(), 4u);
   for (int g = 0; g < 4; ++g) {
     ASSERT_EQ((*groups)[g].size(), 32u);
     for (int i = 0; i < 32; ++i) EXPECT_EQ((*groups)[g][i], 32 * g + i);
   }
-  for (const char* spec : {"dgx-h100:72", "dgx-h100:64"}) {
-    const Topology other = make(spec);
-    std::vector<std::vector<NpuId>> other_nodes(static_cast<std::size_t>(other.npus() / 8));
-    for (NpuId gpu = 0; gpu < other.npus(); ++gpu) other_nodes[gpu / 8].push_back(gpu);
-    EXPECT_FALSE(detail::leaf_groups(other, other_nodes).has_value()) << spec;
-  }
+  const auto eights = groups_of(make("dgx-h100:72"));
+  ASSERT_TRUE(eights.has_value());
+  ASSERT_EQ(eights->size(), 9u);
+  for (int g = 0; g < 9; ++g)
+    for (int i = 0; i < 8; ++i) EXPECT_EQ((*eights)[g][i], 8 * g + i);
+  EXPECT_FALSE(groups_of(make("dgx-h100:65")).has_value());
+  EXPECT_FALSE(groups_of(make("dgx-h100:64")).has_value());
 }
 
 // Behind spines a node sends its block to one node of each other group (its counterpart), split

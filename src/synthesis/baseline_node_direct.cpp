@@ -184,7 +184,7 @@ Algorithm node_direct_all_to_all(const Topology& topology, const Topology& timin
 }  // namespace
 
 Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
-                               const Collective& collective, LinkModel model) {
+                               const Collective& collective, LinkModel model, bool with_groups) {
   auto found = pod_nodes(timing, collective);
   if (auto* reason = std::get_if<std::string>(&found)) throw Error(*reason);
   const Nodes& nodes = std::get<Nodes>(found);
@@ -237,7 +237,7 @@ Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
     Algorithm built = build_plan(topology, timing, collective, model, nodes, rails, order);
     if (!best || built.collective_time < best->collective_time) best = std::move(built);
   }
-  if (const auto groups = leaf_groups(timing, nodes)) {
+  if (const auto groups = with_groups ? leaf_groups(timing, nodes) : std::nullopt) {
     AllGatherPlan plan(collective);
     plan_group_relay(plan, timing, nodes, *groups, k_count);
     Algorithm built = plan.build(topology, timing, collective, "node-direct", model);

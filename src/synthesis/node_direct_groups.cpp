@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <span>
 
 #include "domain_relay.h"
@@ -50,11 +51,17 @@ std::optional<std::vector<std::vector<int>>> leaf_groups(
     }
     by_leaves[leaves].push_back(static_cast<int>(m));
   }
+  // Nodes on unequal leaves (dgx-h100:72: 32, 32 and 8) form groups of the sizes' greatest
+  // common divisor: any nodes on the same leaves can relay for each other.
+  std::size_t size = 0;
+  for (const auto& [leaves, members] : by_leaves) size = std::gcd(size, members.size());
+  if (size < 2) return std::nullopt;
   std::vector<std::vector<int>> groups;
-  for (auto& [leaves, members] : by_leaves) groups.push_back(std::move(members));
-  if (groups.size() < 2 || groups.front().size() < 2) return std::nullopt;
-  for (const auto& group : groups)
-    if (group.size() != groups.front().size()) return std::nullopt;
+  for (const auto& [leaves, members] : by_leaves)
+    for (std::size_t first = 0; first < members.size(); first += size)
+      groups.emplace_back(members.begin() + static_cast<std::ptrdiff_t>(first),
+                          members.begin() + static_cast<std::ptrdiff_t>(first + size));
+  if (groups.size() < 2) return std::nullopt;
   std::sort(groups.begin(), groups.end());
   return groups;
 }

@@ -1,10 +1,11 @@
 #pragma once
 // node-direct's plan on pods behind spines (baseline_node_direct.cpp): relaying through leaf
 // groups. Nodes whose NICs share a leaf on every rail form a group; a node sends its block to
-// one node of every other group (its counterpart: same place in that group), split over all
-// its rails, and every node sends its own block and its counterparts' to the rest of its group
-// over the leaves. Only Q - 1 blocks a node cross the spines (Q groups) instead of nearly all
-// of them, so hashed spine routes no longer decide when blocks arrive, and inside a group every
+// one node of every other group (its counterpart, placed to even out the leaf-spine links),
+// split over all its rails, and every node sends its own block and its counterparts' to the
+// rest of its group over the leaves. Only Q - 1 blocks a node leave its group (Q groups)
+// instead of nearly all of them, so hashed spine routes no longer decide when blocks arrive,
+// and inside a group every
 // rail's round is a shift of the group's nodes: each NIC sends and receives one message a round.
 #include <cstdint>
 #include <optional>
@@ -29,8 +30,10 @@ void hand_on_in_rotation(AllGatherPlan& plan, std::span<const NpuId> node, int r
                          std::int64_t step, std::span<const ChunkId> part);
 
 // groups[g][i]: the index into `nodes` of group g's i-th node (ascending), or nothing where the
-// nodes do not form two or more groups of the same size, two or more nodes each, by the leaves
-// of their NICs (the switch of each NPU's one link to a switch other than its node's).
+// nodes do not form two or more groups of two or more nodes each: nodes whose NICs share a leaf
+// on every rail (the switch of each NPU's one link to a switch other than its node's), those on
+// the same leaves split into groups of the leaves' node counts' greatest common divisor
+// (dgx-h100:72's 32, 32 and 8: 9 groups of 8).
 std::optional<std::vector<std::vector<int>>> leaf_groups(
     const Topology& network, const std::vector<std::vector<NpuId>>& nodes);
 

@@ -261,8 +261,10 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
 // Why bucket cannot run here (it needs a torus, mesh or ring spec spanning every NPU), or nullopt.
 std::optional<std::string> bucket_inapplicable(const Topology& network,
                                                const Collective& collective);
+// `with_groups` false: behind spines the rounds alone, without the leaf-group relay (tests).
 Algorithm node_direct_baseline(const Topology& topology, const Topology& timing,
-                               const Collective& collective, LinkModel model);
+                               const Collective& collective, LinkModel model,
+                               bool with_groups = true);
 // Why node-direct cannot run on `network` (it needs equal nodes of NPUs on switches, every rail
 // and node joined by switch routes), or nullopt.
 std::optional<std::string> node_direct_inapplicable(const Topology& network,
