@@ -163,6 +163,27 @@ TEST(Relay, WhereItDoesNotApplyItSaysWhy) {
             "relay: NPU 20 cannot be reached from the root 0 through switches and members");
 }
 
+// Messages of `a` by the chunks they carry ([c]: messages of c chunks); none carries more than
+// `most`.
+std::vector<std::size_t> messages_by_chunks(const Algorithm& a, int most) {
+  std::vector<std::size_t> count(static_cast<std::size_t>(most) + 1, 0);
+  for (const Transfer& t : a.transfers()) {
+    EXPECT_LE(t.num_chunks, most);
+    if (t.num_chunks <= most) ++count[static_cast<std::size_t>(t.num_chunks)];
+  }
+  return count;
+}
+
+// relay's Broadcast of 64 MiB from GPU 0 on a pod at K, which sends every chunk to every GPU
+// once and ends at `time_us` (as format_micros prints it).
+Algorithm pod_broadcast(const Topology& pod, int k, const std::string& time_us) {
+  const Collective c = broadcast(pod, k);
+  Algorithm a = relay(pod, c);
+  expect_each_chunk_once(a, c);
+  EXPECT_EQ(format_micros(a.collective_time), time_us);
+  return a;
+}
+
 // On DGX pods a GPU has two ports, its NVSwitch's and its NIC's: a NIC sends a chunk only into
 // a node that has none of it, and the node spreads it over its NVSwitch; after a port's first
 // two messages a message carries up to two chunks. dgx-h100:16, 64 MiB, K = 512: 234.39 us,
@@ -171,19 +192,14 @@ TEST(Relay, WhereItDoesNotApplyItSaysWhy) {
 TEST(Relay, OnADgxPodEveryChunkEntersEachNodeOnce) {
   const Topology pod = generate_topology("dgx-h100:16", LinkParams{});
   const Collective c = broadcast(pod, 512);
-  const Algorithm a = relay(pod, c);
-  expect_each_chunk_once(a, c);
-  EXPECT_EQ(format_micros(a.collective_time), "234.392383");
+  const Algorithm a = pod_broadcast(pod, 512, "234.392383");
   std::set<std::pair<int, ChunkId>> entered;  // (node, chunk) over a NIC
-  std::size_t pairs = 0;
   for (const Transfer& t : a.transfers()) {
-    EXPECT_LE(t.num_chunks, 2);
-    pairs += t.num_chunks == 2 ? 1 : 0;
     if (t.src / 8 == t.dst / 8) continue;
     for (ChunkId chunk : a.chunks(t)) EXPECT_TRUE(entered.insert({t.dst / 8, chunk}).second);
   }
   EXPECT_EQ(entered.size(), 15u * 512);
-  EXPECT_GT(pairs, a.transfers().size() / 2);
+  EXPECT_GT(messages_by_chunks(a, 2)[2], a.transfers().size() / 2);
   const LowerBound bound = compute_lower_bound(pod, c);
   EXPECT_LT(to_micros(a.collective_time), 1.371 * bound.store_and_forward_bound_us);
   // Reduce, its reversal, is verified too (relay() checks): every GPU but the root sends each
@@ -203,18 +219,11 @@ TEST(Relay, OnADgxPodEveryChunkEntersEachNodeOnce) {
 TEST(Relay, OnADgxPodBatchesGrowWhereThatIsFaster) {
   const Topology pod = generate_topology("dgx-a100:32", LinkParams{});
   const Collective c = broadcast(pod, 1024);
-  const Algorithm a = relay(pod, c);
-  expect_each_chunk_once(a, c);
-  EXPECT_EQ(format_micros(a.collective_time), "421.950554");
+  const Algorithm a = pod_broadcast(pod, 1024, "421.950554");
   const LowerBound bound = compute_lower_bound(pod, c);
   EXPECT_NEAR(bound.store_and_forward_bound_us, 337.966810, 1e-5);
   EXPECT_LE(to_micros(a.collective_time), 1.25 * bound.store_and_forward_bound_us);
-  std::size_t triples = 0;
-  for (const Transfer& t : a.transfers()) {
-    EXPECT_LE(t.num_chunks, 3);
-    triples += t.num_chunks == 3 ? 1 : 0;
-  }
-  EXPECT_GT(triples, a.transfers().size() / 2);
+  EXPECT_GT(messages_by_chunks(a, 3)[3], a.transfers().size() / 2);
 }
 
 // The at-scale case it was made for: fattree:32x16x32 (512 hosts) Broadcast of 64 MiB at
