@@ -440,7 +440,6 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
   for (const bool growing : {false, true}) {
     RelayPlanner planner(timing, collective, model, growing);
     const std::vector<RelayMessage> messages = planner.plan();
-    if (growing && !planner.batches()) break;
     const std::vector<ChunkId>& pool = planner.pool();
     const auto& members = collective.members();
     const bool reduce = collective.kind() == CollectiveKind::kReduce;

@@ -194,13 +194,6 @@ void plan_group_relay(AllGatherPlan& plan, const Topology& network,
       for (int i = 0; i < s_count; ++i)
         from[(static_cast<std::size_t>((g + q) % q_count) * q_count + q) * s_count +
              place[(static_cast<std::size_t>(g) * q_count + q) * s_count + i]] = i;
-  std::vector<std::size_t> last_cross;
-  for (const auto& sequence : rails) {
-    std::size_t last = 0;
-    for (std::size_t t = 0; t < sequence.size(); ++t)
-      if (sequence[t].cross) last = t;
-    last_cross.push_back(last);
-  }
   const int d_count = static_cast<int>(nodes.size());
   std::vector<std::vector<ChunkId>> blocks(static_cast<std::size_t>(d_count));
   for (int k = 0; k < k_count; ++k) {
@@ -215,16 +208,15 @@ void plan_group_relay(AllGatherPlan& plan, const Topology& network,
           const auto& sequence = rails[static_cast<std::size_t>(r)];
           for (std::size_t t = 0; t < sequence.size(); ++t) {
             const GroupMessage& message = sequence[t];
-            // A step more after the counterparts' shards: the relayed blocks are handed on
-            // over the NVSwitch in it.
+            // A step more after the counterparts' shards (a rail's first Q - 1 messages): the
+            // relayed blocks are handed on over the NVSwitch in it.
             const std::int64_t step = k_count + static_cast<std::int64_t>(t) * k_count + k +
-                                      (t > last_cross[static_cast<std::size_t>(r)] ? k_count : 0);
+                                      (t + 1 >= static_cast<std::size_t>(q_count) ? k_count : 0);
             const std::size_t slot =
                 (static_cast<std::size_t>(g) * q_count + message.q) * s_count + i;
             const int to = message.cross ? groups[(g + message.q) % q_count][place[slot]]
                                          : groups[g][(i + message.s) % s_count];
-            const int origin = message.cross ? m
-                               : message.q == 0
+            const int origin = message.cross || message.q == 0
                                    ? m
                                    : groups[(g - message.q + q_count) % q_count][from[slot]];
             const auto part = std::span<const ChunkId>(blocks[static_cast<std::size_t>(origin)])
