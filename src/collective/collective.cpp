@@ -106,10 +106,12 @@ Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size, 
   const int k = chunks_per_npu;
   const bool per_buffer = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
   const Bytes divisor = per_buffer ? k : static_cast<Bytes>(n) * k;
-  c.chunk_bytes_ = size / divisor;
-  if (c.chunk_bytes_ < 1)
+  if (size < divisor)
     throw Error("--size: " + std::to_string(size) + " bytes split into " + std::to_string(divisor) +
                 " chunks leaves less than one byte per chunk");
+  // Rounded up: the schedule moves at least the whole buffer (the last bytes of each NPU's share
+  // padded) rather than silently dropping up to divisor - 1 bytes of it.
+  c.chunk_bytes_ = size / divisor + (size % divisor != 0 ? 1 : 0);
 
   const int root_index = c.root_ >= 0 ? c.member_index_[c.root_] : 0;
   auto add = [&](int src_offset, int src_count, int dst_offset, int dst_count) {

@@ -35,7 +35,8 @@ class Collective {
   Collective() = default;
   // `members` empty means every NPU of the topology, in order. `size` is the collective's whole
   // buffer per NPU (All-Gather: output buffer). Chunk = size / (N*K) (Broadcast/Reduce:
-  // size / K); a chunk of 0 bytes, K <= 0, bad members or root throw Error.
+  // size / K), rounded up; size < N*K (less than a byte per chunk), K <= 0, bad members or root
+  // throw Error.
   static Collective make(CollectiveKind kind, int topology_npus, Bytes size, int chunks_per_npu,
                          std::vector<NpuId> members = {}, NpuId root = 0);
 
