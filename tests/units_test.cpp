@@ -118,6 +118,21 @@ TEST(CollectiveModel, AllGatherChunks) {
   EXPECT_EQ(c.destinations(5).size(), 4u);
 }
 
+// Chunks are rounded up: 1,000 bytes over 8 NPUs x 64 pieces were 1-byte chunks moving 512
+// bytes in all; 2-byte chunks move 1,024, never less than the buffer.
+TEST(CollectiveModel, ChunksAreRoundedUpToCoverTheBuffer) {
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 8, 1000, 64);
+  EXPECT_EQ(c.chunk_bytes(), 2);
+  EXPECT_GE(c.chunk_bytes() * c.num_chunks(), c.size());
+  EXPECT_EQ(Collective::make(CollectiveKind::kBroadcast, 8, 1000, 3).chunk_bytes(), 334);
+  EXPECT_EQ(Collective::make(CollectiveKind::kBroadcast, 8, 999, 3).chunk_bytes(), 333);
+  EXPECT_EQ(Collective::make(CollectiveKind::kAllGather, 8, 512, 64).chunk_bytes(), 1);
+  EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 8, 511, 64), Error);
+  // No overflow at the largest size: 2^63 - 1 over 8 rounds up without wrapping.
+  EXPECT_EQ(Collective::make(CollectiveKind::kAllGather, 8, INT64_MAX, 1).chunk_bytes(),
+            INT64_MAX / 8 + 1);
+}
+
 TEST(CollectiveModel, BadParameters) {
   EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 4, 1 << 20, 0), Error);
   EXPECT_THROW(Collective::make(CollectiveKind::kAllGather, 16, 10, 1), Error);
