@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "device_groups.h"
+#include "rooted_relay_bound.h"
 #include "tacos/common/units.h"
 
 namespace tacos::bounds_detail {
@@ -354,7 +355,8 @@ double all_to_all_message_bound(const Topology& t, const Collective& c) {
 }  // namespace
 
 double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
-  if (t.switches() == 0) return 0;
+  // Networks of NPUs alone: the NPUs are the relays (rooted_relay_bound.cpp).
+  if (t.switches() == 0) return rooted_relay_bound_seconds(t, c);
   double best = all_to_all_message_bound(t, c);
   // Whole fabrics differ from switch by switch only where switches link to switches.
   const bool fabrics = std::any_of(t.links().begin(), t.links().end(), [&](const Link& l) {

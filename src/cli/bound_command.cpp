@@ -39,9 +39,9 @@ struct BoundCommand {
     std::printf("  bandwidth bound    %.6f us%s\n", bound.bandwidth_bound_us,
                 bound.bandwidth_bound_exact ? "" : " (approximate: may lie below the exact cut)");
     if (bound.store_and_forward_bound_us > 0)
-      std::printf(
-          "  store-and-forward  %.6f us (tacos link model: whole messages through switches)\n",
-          bound.store_and_forward_bound_us);
+      std::printf("  store-and-forward  %.6f us (tacos link model: whole messages through %s)\n",
+                  bound.store_and_forward_bound_us,
+                  full.switches() > 0 ? "switches" : "relaying NPUs");
     std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound; 1e9 B/s)\n",
                 o.algbw_at_bound_gbps);
     std::printf("  busbw at bound     %.3f GB/s (algbw x %.4g, as nccl-tests)\n",
@@ -57,7 +57,8 @@ void add_bound_command(CLI::App& app) {
   CLI::App* sub = add_command(
       app, cmd, "bound",
       "Lower bounds on a collective's time: latency (farthest pair) and bandwidth (cut) bound, "
-      "and under the tacos link model the store-and-forward bound of switch fabrics");
+      "and under the tacos link model the store-and-forward bound (switch fabrics; Broadcast and "
+      "Reduce relayed by NPUs)");
   cmd->job.topology.add_to(*sub);
   sub->add_option("--collective", cmd->job.collective,
                   "all-gather, reduce-scatter, all-reduce, broadcast, reduce, gather, scatter or "

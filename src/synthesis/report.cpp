@@ -36,7 +36,8 @@ std::optional<LowerBound> bound_if_affordable(const Topology& full, const Topolo
                                               const Collective& collective) {
   if (full.npus() > kBoundNpuLimit) return std::nullopt;
   LowerBound bound = compute_lower_bound(full, collective);
-  if (network.switches() == 0) bound.store_and_forward_bound_us = 0;
+  // Switches unwound into direct links (--switch-model unwind) forward nothing.
+  if (network.switches() == 0 && full.switches() > 0) bound.store_and_forward_bound_us = 0;
   return bound;
 }
 

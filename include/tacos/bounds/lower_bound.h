@@ -34,9 +34,12 @@ struct LowerBound {
   // DGX node, one NPU) must exchange through uniform unicast switches (every port of the same
   // bandwidth and latency: rail leaves, a single switch; or a fabric of switches whose links to
   // the NPUs are all alike: a fat-tree, leaves behind spines) take longer than their bandwidth
-  // alone allows, at any message size (src/bounds/store_and_forward_bound.cpp). 0 where that does
-  // not apply (no switches, traffic that can bypass them, NPU ports of mixed speeds, multicast
-  // switches).
+  // alone allows, at any message size (src/bounds/store_and_forward_bound.cpp). On networks of
+  // NPUs alone, Broadcast and Reduce: NPUs relay whole messages too, so the root's links and
+  // the farthest member's, a path of latencies apart, cannot both be kept busy with messages
+  // that are large and few (src/bounds/rooted_relay_bound.cpp). 0 where neither applies (other
+  // collectives without switches, traffic that can bypass the switches, NPU ports of mixed
+  // speeds, multicast switches).
   // Not part of lower_bound_us, which holds for both link models.
   double store_and_forward_bound_us = 0;
 };

@@ -1,0 +1,150 @@
+// The store-and-forward bound of a rooted collective on a network of NPUs (no switch devices),
+// under the tacos link model: every message holds its link for latency + bytes / bandwidth, and
+// an NPU sends a byte on only once the whole message that brought it has arrived.
+//
+// Broadcast from r: take a member w at least 2 hops from r. For each byte x, let c(x) be the
+// earliest end of a message out of r carrying x and s(x) the start of the message that first
+// delivers x to w. Following x back from w, each message's sender got x from an earlier message
+// that had ended, back to one out of r: the messages between r's link and w's cross the path's
+// middle links, each for at least its latency, so s(x) >= c(x) + delta, delta = the least
+// latency of a path from r to w less the largest latencies of r's out-links and w's in-links.
+// So for every t: (bytes with s(x) <= t + delta) <= (bytes with c(x) <= t). Integrating over
+// [0, T - delta], with T the collective's end:
+//   sum_x (T - delta - c(x))  >=  sum_x (T - s(x)).                                    (1)
+// Assign each byte to the message that gives its c(x): on one of r's k out-links the messages
+// so charged, in order, carry b_1, b_2, ... seconds of bytes (at the link's bandwidth B) and
+// message l ends at least l latencies L and b_1 + ... + b_l after 0. So that link's bytes add to
+// sum_x c(x) at least B (X^2 / 2 + sum_l (L l b_l + b_l^2 / 2)), X = sum_l b_l: the second part
+// is least_message_cost(X, L), low only where some messages are large (b^2 / 2) and few (L l)
+// at once, which they cannot be. Likewise on w's k' in-links, counted from the end: message j
+// of n starts at least (n - j + 1) latencies and its bytes and the later ones' before T, so
+// sum_x (T - s(x)) is at least the same sum there. Both costs are convex in X, so the least
+// total over links of equal bandwidth puts S / k bytes on each (B the fastest of them and L the
+// lowest latency: both make the bound smaller), and (1) divided by S bytes gives
+//   T  >=  delta + X_r / 2 + phi(X_r) / X_r + X_w / 2 + phi(X_w) / X_w,
+// X_r = S / (k B_r), X_w = S / (k' B_w), phi = least_message_cost. With equal sides that is
+// X + 2 phi(X) / X, about X + 1.89 sqrt(X L): torus2d:16x16 at 64 MiB, X = 312.5 us, L = 0.5 us,
+// delta = 14 latencies of 0.5 us: 343.57 us, 10% above the cut bound's 312.5. A pipeline of
+// equal messages along a chain of D links gets (m + D - 1)(L + X / m) at best; the bound is the
+// most it can say for any message sizes, whole chunks or not.
+//
+// Reduce is the same argument backwards: the partial sums that carry w's contribution leave w
+// over its out-links and reach r over its in-links, a whole message at a time through each NPU.
+#include "rooted_relay_bound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "tacos/common/units.h"
+
+namespace tacos::bounds_detail {
+namespace {
+
+// One side's links: r's out-links (or in-links), w's in-links (or out-links).
+struct Side {
+  double links = 0;
+  double bytes_per_s = 0;  // the fastest
+  double latency_s = 0;    // the lowest
+  double largest_latency_s = 0;
+};
+
+Side side_of(const Topology& t, std::span<const LinkId> ids) {
+  Side s;
+  s.latency_s = std::numeric_limits<double>::infinity();
+  for (const LinkId id : ids) {
+    const Link& l = t.link(id);
+    const double latency = static_cast<double>(l.latency_ps) * 1e-12;
+    s.links += 1;
+    s.bytes_per_s = std::max(s.bytes_per_s, l.bandwidth_gbps * kBytesPerGB);
+    s.latency_s = std::min(s.latency_s, latency);
+    s.largest_latency_s = std::max(s.largest_latency_s, latency);
+  }
+  return s;
+}
+
+// X / 2 + phi(X) / X for one side carrying `bytes`.
+double side_seconds(const Side& s, double bytes) {
+  const double x = bytes / (s.links * s.bytes_per_s);
+  return x / 2 + least_message_cost(x, s.latency_s) / x;
+}
+
+}  // namespace
+
+double least_message_cost(double seconds, double latency) {
+  if (seconds <= 0 || latency <= 0) return 0;
+  // Convex and separable: b_l = lambda - L l for l <= n, 0 beyond, with n the count for which
+  // L n (n - 1) / 2 < X <= L n (n + 1) / 2.
+  const double x = seconds, l = latency;
+  double n = std::max(1.0, std::ceil((std::sqrt(1 + 8 * x / l) - 1) / 2));
+  while (l * n * (n + 1) / 2 < x) n += 1;
+  while (n > 1 && l * n * (n - 1) / 2 >= x) n -= 1;
+  const double lambda = (x + l * n * (n + 1) / 2) / n;
+  // sum over l <= n of (L l b_l + b_l^2 / 2) = sum (lambda^2 - L^2 l^2) / 2.
+  return std::max(0.0, (n * lambda * lambda - l * l * n * (n + 1) * (2 * n + 1) / 6) / 2);
+}
+
+double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
+  const CollectiveKind kind = c.kind();
+  if (t.switches() > 0 || (kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce))
+    return 0;
+  const bool reduce = kind == CollectiveKind::kReduce;
+  const NpuId root = c.root();
+  const int n = t.npus();
+  // Hops and least latency from the root along the links (Broadcast) or against them (Reduce).
+  auto next = [&](DeviceId u) { return reduce ? t.in_links(u) : t.out_links(u); };
+  auto far_end = [&](LinkId id) { return reduce ? t.link(id).src : t.link(id).dst; };
+  std::vector<int> hops(static_cast<std::size_t>(n), -1);
+  std::deque<DeviceId> queue{root};
+  hops[root] = 0;
+  while (!queue.empty()) {
+    const DeviceId u = queue.front();
+    queue.pop_front();
+    for (const LinkId id : next(u))
+      if (hops[far_end(id)] < 0) {
+        hops[far_end(id)] = hops[u] + 1;
+        queue.push_back(far_end(id));
+      }
+  }
+  constexpr Time kUnreached = std::numeric_limits<Time>::max();
+  std::vector<Time> latency(static_cast<std::size_t>(n), kUnreached);
+  using Entry = std::pair<Time, DeviceId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  latency[root] = 0;
+  heap.emplace(0, root);
+  while (!heap.empty()) {
+    const auto [d, u] = heap.top();
+    heap.pop();
+    if (d > latency[u]) continue;
+    for (const LinkId id : next(u)) {
+      const Time through = d + t.link(id).latency_ps;
+      if (through < latency[far_end(id)]) {
+        latency[far_end(id)] = through;
+        heap.emplace(through, far_end(id));
+      }
+    }
+  }
+  const Side at_root = side_of(t, reduce ? t.in_links(root) : t.out_links(root));
+  if (at_root.links == 0) return 0;
+  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
+  const double root_part = side_seconds(at_root, bytes);
+  double best = 0;
+  for (const NpuId w : c.members()) {
+    if (w == root || hops[w] < 2) continue;
+    const Side at_w = side_of(t, reduce ? t.out_links(w) : t.in_links(w));
+    const double delta = std::max(0.0, static_cast<double>(latency[w]) * 1e-12 -
+                                           at_root.largest_latency_s - at_w.largest_latency_s);
+    best = std::max(best, delta + root_part + side_seconds(at_w, bytes));
+  }
+  // Floating-point sums: err towards a smaller bound.
+  return best * (1 - 1e-12);
+}
+
+}  // namespace tacos::bounds_detail
