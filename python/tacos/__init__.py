@@ -467,7 +467,8 @@ def compare(topology, collective="all-gather", size="64MiB", chunks_per_npu=1,
     Returns a pandas DataFrame with one row per algorithm (the ``results`` rows: algorithm,
     chunks_per_npu, collective_time_us, algbw_gbps, busbw_gbps (GB/s of 10^9 B/s, as
     nccl-tests), lower_bound_us, bound_ratio, store_and_forward_bound_us and
-    store_and_forward_ratio (tacos link model on switch fabrics, else None), verified,
+    store_and_forward_ratio (tacos link model on switch fabrics, and for Broadcast and Reduce
+    on networks of NPUs alone; else None), verified,
     synthesis_seconds, skipped_reason, portfolio_winner, greedy_time_us: the last two set on the
     tacos row only); ``df.attrs`` holds the rest of the object (topology,
     collective, size_bytes, link_model). ``algorithms`` None runs every algorithm the fabric
@@ -500,7 +501,8 @@ def bound(topology, collective="all-gather", size="64MiB", chunks_per_npu=1, roo
           npus=None, link_model="tacos"):
     """Lower bounds on the collective's time, like ``tacos bound --json`` (a dict: lower_bound_us,
     latency_bound_us, bandwidth_bound_us, store_and_forward_bound_us (a bound under the tacos
-    link model on switch fabrics, None where it does not apply), algbw_at_bound_gbps,
+    link model on switch fabrics and for Broadcast and Reduce relayed by NPUs, None where it
+    does not apply), algbw_at_bound_gbps,
     busbw_at_bound_gbps (GB/s of 10^9 B/s, as nccl-tests), method, ...)."""
     t = _topology(topology)
     collective = _text("collective", collective, "a collective such as 'all-gather'")
