@@ -12,6 +12,7 @@
 
 #include "cut_bound.h"
 #include "device_groups.h"
+#include "latencies.h"
 #include "npu_symmetry.h"
 #include "store_and_forward_bound.h"
 #include "tacos/common/error.h"
@@ -48,108 +49,17 @@
 namespace tacos {
 namespace {
 
+using bounds_detail::hops_from;
+using bounds_detail::kUnreachable;
+using bounds_detail::Latencies;
+
 using bounds_detail::CutResult;
 using bounds_detail::FlowGraph;
 using bounds_detail::MinCut;
 
-constexpr Time kUnreachable = std::numeric_limits<Time>::max();
 constexpr int kMaxEnumerationDevices = 20;
 
 double to_gib(double bytes) { return bytes / kBytesPerGB; }
-
-// Shortest-path latency from one device (forward) or to one device (backward); plain BFS when
-// every link has the same latency.
-class Latencies {
- public:
-  explicit Latencies(const Topology& t) : t_(t) {
-    uniform_ = true;
-    for (const Link& l : t.links()) uniform_ &= l.latency_ps == t.links().front().latency_ps;
-  }
-  const std::vector<Time>& from(DeviceId s) { return get(s, true); }
-  const std::vector<Time>& to(DeviceId d) { return get(d, false); }
-
- private:
-  const std::vector<Time>& get(DeviceId root, bool forward) {
-    Cached& c = forward ? forward_ : backward_;
-    if (c.root != root) {
-      c.root = root;
-      c.dist = uniform_ ? bfs(root, forward) : dijkstra(root, forward);
-    }
-    return c.dist;
-  }
-  std::span<const LinkId> next(DeviceId u, bool forward) const {
-    return forward ? t_.out_links(u) : t_.in_links(u);
-  }
-  DeviceId other(LinkId id, bool forward) const {
-    return forward ? t_.link(id).dst : t_.link(id).src;
-  }
-  std::vector<Time> bfs(DeviceId root, bool forward) const {
-    std::vector<Time> dist(t_.devices(), kUnreachable);
-    const Time hop = t_.num_links() > 0 ? t_.link(0).latency_ps : 0;
-    std::vector<DeviceId> queue{root};
-    std::vector<int> hops(t_.devices(), -1);
-    hops[root] = 0;
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-      const DeviceId u = queue[head];
-      dist[u] = hops[u] * hop;
-      for (LinkId id : next(u, forward)) {
-        const DeviceId v = other(id, forward);
-        if (hops[v] < 0) {
-          hops[v] = hops[u] + 1;
-          queue.push_back(v);
-        }
-      }
-    }
-    return dist;
-  }
-  std::vector<Time> dijkstra(DeviceId root, bool forward) const {
-    std::vector<Time> dist(t_.devices(), kUnreachable);
-    using Item = std::pair<Time, DeviceId>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
-    dist[root] = 0;
-    heap.emplace(0, root);
-    while (!heap.empty()) {
-      const auto [d, u] = heap.top();
-      heap.pop();
-      if (d != dist[u]) continue;
-      for (LinkId id : next(u, forward)) {
-        const DeviceId v = other(id, forward);
-        const Time nd = d + t_.link(id).latency_ps;
-        if (nd < dist[v]) {
-          dist[v] = nd;
-          heap.emplace(nd, v);
-        }
-      }
-    }
-    return dist;
-  }
-
-  struct Cached {
-    DeviceId root = -1;
-    std::vector<Time> dist;
-  };
-  const Topology& t_;
-  bool uniform_ = true;
-  Cached forward_, backward_;
-};
-
-std::vector<int> hops_from(const Topology& t, DeviceId source) {
-  std::vector<int> hops(t.devices(), -1);
-  std::deque<DeviceId> queue{source};
-  hops[source] = 0;
-  while (!queue.empty()) {
-    const DeviceId u = queue.front();
-    queue.pop_front();
-    for (LinkId id : t.out_links(u)) {
-      const DeviceId v = t.link(id).dst;
-      if (hops[v] < 0) {
-        hops[v] = hops[u] + 1;
-        queue.push_back(v);
-      }
-    }
-  }
-  return hops;
-}
 
 // Copy collectives: a destination lacking the chunk hears from its nearest source. Reductions:
 // every contribution must reach the destination, so the farthest contributor counts. One

@@ -34,15 +34,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <deque>
-#include <functional>
 #include <limits>
-#include <queue>
 #include <span>
-#include <utility>
 #include <vector>
 
+#include "latencies.h"
 #include "tacos/common/units.h"
 
 namespace tacos::bounds_detail {
@@ -97,40 +93,10 @@ double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
     return 0;
   const bool reduce = kind == CollectiveKind::kReduce;
   const NpuId root = c.root();
-  const int n = t.npus();
   // Hops and least latency from the root along the links (Broadcast) or against them (Reduce).
-  auto next = [&](DeviceId u) { return reduce ? t.in_links(u) : t.out_links(u); };
-  auto far_end = [&](LinkId id) { return reduce ? t.link(id).src : t.link(id).dst; };
-  std::vector<int> hops(static_cast<std::size_t>(n), -1);
-  std::deque<DeviceId> queue{root};
-  hops[root] = 0;
-  while (!queue.empty()) {
-    const DeviceId u = queue.front();
-    queue.pop_front();
-    for (const LinkId id : next(u))
-      if (hops[far_end(id)] < 0) {
-        hops[far_end(id)] = hops[u] + 1;
-        queue.push_back(far_end(id));
-      }
-  }
-  constexpr Time kUnreached = std::numeric_limits<Time>::max();
-  std::vector<Time> latency(static_cast<std::size_t>(n), kUnreached);
-  using Entry = std::pair<Time, DeviceId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  latency[root] = 0;
-  heap.emplace(0, root);
-  while (!heap.empty()) {
-    const auto [d, u] = heap.top();
-    heap.pop();
-    if (d > latency[u]) continue;
-    for (const LinkId id : next(u)) {
-      const Time through = d + t.link(id).latency_ps;
-      if (through < latency[far_end(id)]) {
-        latency[far_end(id)] = through;
-        heap.emplace(through, far_end(id));
-      }
-    }
-  }
+  const std::vector<int> hops = hops_from(t, root, !reduce);
+  Latencies latencies(t);
+  const std::vector<Time>& latency = reduce ? latencies.to(root) : latencies.from(root);
   const Side at_root = side_of(t, reduce ? t.in_links(root) : t.out_links(root));
   if (at_root.links == 0) return 0;
   const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
