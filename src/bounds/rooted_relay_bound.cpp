@@ -38,6 +38,7 @@
 #include <span>
 #include <vector>
 
+#include "device_groups.h"
 #include "latencies.h"
 #include "tacos/common/units.h"
 
@@ -87,11 +88,61 @@ double least_message_cost(double seconds, double latency) {
   return std::max(0.0, (n * lambda * lambda - l * l * n * (n + 1) * (2 * n + 1) / 6) / 2);
 }
 
+namespace {
+
+// Through switches: groups of devices (single devices, or a DGX node with its NVSwitch: the
+// gossip bound's groups) stand for r and w. Every byte leaves the root's group R over its links
+// out and enters a member's group W over its links in; where no link joins R to W, some device
+// between them (a switch or an NPU) forwards only whole messages, so s(x) >= c(x) and the sums
+// above hold with R's and W's links as the two sides (delta = 0). One grouping.
+double grouped_bound(const Topology& t, const Collective& c, bool reduce, double threshold) {
+  const std::vector<int> group_of = groups_joined_by(t, threshold);
+  const int root_group = group_of[c.root()];
+  const auto devices = static_cast<std::size_t>(t.devices());
+  std::vector<std::vector<LinkId>> into(devices);  // per group: links in, from outside
+  std::vector<LinkId> out_of_root;
+  std::vector<char> next_to_root(devices, 0);
+  for (LinkId id = 0; id < t.num_links(); ++id) {
+    // In Broadcast's direction: Reduce's partial sums cross the same links the other way.
+    const int from = group_of[reduce ? t.link(id).dst : t.link(id).src];
+    const int to = group_of[reduce ? t.link(id).src : t.link(id).dst];
+    if (from == to) continue;
+    into[static_cast<std::size_t>(to)].push_back(id);
+    if (from == root_group) {
+      out_of_root.push_back(id);
+      next_to_root[static_cast<std::size_t>(to)] = 1;
+    }
+  }
+  if (out_of_root.empty()) return 0;
+  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
+  const double root_part = side_seconds(side_of(t, out_of_root), bytes);
+  double best = 0;
+  std::vector<char> done(devices, 0);
+  for (const NpuId w : c.members()) {
+    const auto g = static_cast<std::size_t>(group_of[w]);
+    if (static_cast<int>(g) == root_group || next_to_root[g] || done[g]) continue;
+    done[g] = 1;
+    best = std::max(best, root_part + side_seconds(side_of(t, into[g]), bytes));
+  }
+  return best;
+}
+
+}  // namespace
+
 double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
   const CollectiveKind kind = c.kind();
-  if (t.switches() > 0 || (kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce))
-    return 0;
+  if (kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce) return 0;
   const bool reduce = kind == CollectiveKind::kReduce;
+  if (t.switches() > 0) {
+    // A multicast switch starts several messages from one, a reducing one combines partial
+    // sums of its own: neither is the relay the argument counts.
+    for (DeviceId d = t.npus(); d < t.devices(); ++d)
+      if (t.is_multicast(d) || t.is_reducing(d)) return 0;
+    double best = 0;
+    for (const double threshold : grouping_thresholds(t, 64))
+      best = std::max(best, grouped_bound(t, c, reduce, threshold));
+    return best * (1 - 1e-12);
+  }
   const NpuId root = c.root();
   // Hops and least latency from the root along the links (Broadcast) or against them (Reduce).
   const std::vector<int> hops = hops_from(t, root, !reduce);

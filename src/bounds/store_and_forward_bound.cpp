@@ -355,9 +355,11 @@ double all_to_all_message_bound(const Topology& t, const Collective& c) {
 }  // namespace
 
 double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
-  // Networks of NPUs alone: the NPUs are the relays (rooted_relay_bound.cpp).
-  if (t.switches() == 0) return rooted_relay_bound_seconds(t, c);
-  double best = all_to_all_message_bound(t, c);
+  // Broadcast and Reduce: the root's links and a far member's (rooted_relay_bound.cpp); on
+  // networks of NPUs alone that is all.
+  double best = rooted_relay_bound_seconds(t, c);
+  if (t.switches() == 0) return best;
+  best = std::max(best, all_to_all_message_bound(t, c));
   // Whole fabrics differ from switch by switch only where switches link to switches.
   const bool fabrics = std::any_of(t.links().begin(), t.links().end(), [&](const Link& l) {
     return t.is_switch(l.src) && t.is_switch(l.dst);
