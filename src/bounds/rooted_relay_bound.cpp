@@ -1,6 +1,6 @@
-// The store-and-forward bound of a rooted collective on a network of NPUs (no switch devices),
-// under the tacos link model: every message holds its link for latency + bytes / bandwidth, and
-// an NPU sends a byte on only once the whole message that brought it has arrived.
+// The store-and-forward bound of a rooted collective (Broadcast, Reduce) under the tacos link
+// model: every message holds its link for latency + bytes / bandwidth, and an NPU (or a switch)
+// sends a byte on only once the whole message that brought it has arrived.
 //
 // Broadcast from r: take a member w at least 2 hops from r. For each byte x, let c(x) be the
 // earliest end of a message out of r carrying x and s(x) the start of the message that first
@@ -8,9 +8,8 @@
 // that had ended, back to one out of r: the messages between r's link and w's cross the path's
 // middle links, each for at least its latency, so s(x) >= c(x) + delta, delta = the least
 // latency of a path from r to w less the largest latencies of r's out-links and w's in-links.
-// So for every t: (bytes with s(x) <= t + delta) <= (bytes with c(x) <= t). Integrating over
-// [0, T - delta], with T the collective's end:
-//   sum_x (T - delta - c(x))  >=  sum_x (T - s(x)).                                    (1)
+// With T the collective's end, T = c(x) + (s(x) - c(x)) + (T - s(x)) for every byte, so
+//   S T  >=  sum_x c(x) + S delta + sum_x (T - s(x)).                                   (1)
 // Assign each byte to the message that gives its c(x): on one of r's k out-links the messages
 // so charged, in order, carry b_1, b_2, ... seconds of bytes (at the link's bandwidth B) and
 // message l ends at least l latencies L and b_1 + ... + b_l after 0. So that link's bytes add to
@@ -20,7 +19,7 @@
 // of n starts at least (n - j + 1) latencies and its bytes and the later ones' before T, so
 // sum_x (T - s(x)) is at least the same sum there. Both costs are convex in X, so the least
 // total over links of equal bandwidth puts S / k bytes on each (B the fastest of them and L the
-// lowest latency: both make the bound smaller), and (1) divided by S bytes gives
+// lowest latency: both make the bound smaller), and (1) divided by S gives
 //   T  >=  delta + X_r / 2 + phi(X_r) / X_r + X_w / 2 + phi(X_w) / X_w,
 // X_r = S / (k B_r), X_w = S / (k' B_w), phi = least_message_cost. With equal sides that is
 // X + 2 phi(X) / X, about X + 1.89 sqrt(X L): torus2d:16x16 at 64 MiB, X = 312.5 us, L = 0.5 us,
