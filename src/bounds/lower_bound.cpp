@@ -3,10 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <limits>
-#include <queue>
 #include <span>
 #include <string>
 

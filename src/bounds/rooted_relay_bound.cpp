@@ -94,7 +94,8 @@ namespace {
 // out and enters a member's group W over its links in; where no link joins R to W, some device
 // between them (a switch or an NPU) forwards only whole messages, so s(x) >= c(x) and the sums
 // above hold with R's and W's links as the two sides (delta = 0). One grouping.
-double grouped_bound(const Topology& t, const Collective& c, bool reduce, double threshold) {
+double grouped_bound(const Topology& t, const Collective& c, bool reduce, double bytes,
+                     double threshold) {
   const std::vector<int> group_of = groups_joined_by(t, threshold);
   const int root_group = group_of[c.root()];
   const auto devices = static_cast<std::size_t>(t.devices());
@@ -113,7 +114,6 @@ double grouped_bound(const Topology& t, const Collective& c, bool reduce, double
     }
   }
   if (out_of_root.empty()) return 0;
-  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
   const double root_part = side_seconds(side_of(t, out_of_root), bytes);
   double best = 0;
   std::vector<char> done(devices, 0);
@@ -132,14 +132,16 @@ double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
   const CollectiveKind kind = c.kind();
   if (kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce) return 0;
   const bool reduce = kind == CollectiveKind::kReduce;
+  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
+  double best = 0;
   if (t.switches() > 0) {
     // A multicast switch starts several messages from one, a reducing one combines partial
     // sums of its own: neither is the relay the argument counts.
     for (DeviceId d = t.npus(); d < t.devices(); ++d)
       if (t.is_multicast(d) || t.is_reducing(d)) return 0;
-    double best = 0;
     for (const double threshold : grouping_thresholds(t, 64))
-      best = std::max(best, grouped_bound(t, c, reduce, threshold));
+      best = std::max(best, grouped_bound(t, c, reduce, bytes, threshold));
+    // Floating-point sums: err towards a smaller bound.
     return best * (1 - 1e-12);
   }
   const NpuId root = c.root();
@@ -149,9 +151,7 @@ double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
   const std::vector<Time>& latency = reduce ? latencies.to(root) : latencies.from(root);
   const Side at_root = side_of(t, reduce ? t.in_links(root) : t.out_links(root));
   if (at_root.links == 0) return 0;
-  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
   const double root_part = side_seconds(at_root, bytes);
-  double best = 0;
   for (const NpuId w : c.members()) {
     if (w == root || hops[w] < 2) continue;
     const Side at_w = side_of(t, reduce ? t.out_links(w) : t.in_links(w));
@@ -159,7 +159,6 @@ double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
                                            at_root.largest_latency_s - at_w.largest_latency_s);
     best = std::max(best, delta + root_part + side_seconds(at_w, bytes));
   }
-  // Floating-point sums: err towards a smaller bound.
   return best * (1 - 1e-12);
 }
 

@@ -23,6 +23,11 @@ constexpr KindName kKindNames[] = {
     {CollectiveKind::kScatter, "scatter"},      {CollectiveKind::kAllToAll, "all-to-all"},
 };
 
+// Broadcast and Reduce cut the one buffer into K chunks; the others cut each NPU's share into K.
+bool whole_buffer_chunks(CollectiveKind kind) {
+  return kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
+}
+
 }  // namespace
 
 CollectiveKind parse_collective_kind(std::string_view text) {
@@ -63,9 +68,8 @@ Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size, 
   {
     const std::int64_t n =
         members.empty() ? topology_npus : static_cast<std::int64_t>(members.size());
-    const std::int64_t per_buffer =
-        kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce ? 1 : n;
-    const std::int64_t pairs = kind == CollectiveKind::kAllToAll ? n * n : per_buffer;
+    const std::int64_t pairs =
+        kind == CollectiveKind::kAllToAll ? n * n : (whole_buffer_chunks(kind) ? 1 : n);
     if (pairs > kMaxChunks / chunks_per_npu)
       throw Error("collective: " + std::to_string(n) + " NPUs with " +
                   std::to_string(chunks_per_npu) + " chunk(s) per NPU make more than the " +
@@ -104,8 +108,8 @@ Collective Collective::make(CollectiveKind kind, int topology_npus, Bytes size, 
 
   const int n = c.num_members();
   const int k = chunks_per_npu;
-  const bool per_buffer = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
-  const Bytes divisor = per_buffer ? k : static_cast<Bytes>(n) * k;
+  const Bytes divisor = whole_buffer_chunks(kind) ? k : static_cast<Bytes>(n) * k;
+  c.chunks_per_buffer_ = divisor;
   if (size < divisor)
     throw Error("--size: " + std::to_string(size) + " bytes split into " + std::to_string(divisor) +
                 " chunks leaves less than one byte per chunk");

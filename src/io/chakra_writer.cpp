@@ -219,12 +219,8 @@ class RankFileBuilder {
     order_uplinks();
     number_nodes();
     index_deliveries();
-    // The chunks one buffer is cut into (Collective::make's divisor: K for Broadcast and Reduce,
-    // N x K otherwise); not size / chunk_bytes, which is smaller where chunks are rounded up.
-    const bool per_buffer =
-        coll_.kind() == CollectiveKind::kBroadcast || coll_.kind() == CollectiveKind::kReduce;
-    total_chunks_ = static_cast<std::int64_t>(coll_.chunks_per_npu()) *
-                    (per_buffer ? 1 : static_cast<std::int64_t>(coll_.num_members()));
+    // Not size / chunk_bytes, which is smaller where chunks are rounded up.
+    total_chunks_ = coll_.chunks_per_buffer();
     if (total_chunks_ > kMaxInt32 || coll_.num_chunks() > kMaxInt32)
       throw Error("chakra: too many chunks for the int32 chunk counts of the format");
     start_files();

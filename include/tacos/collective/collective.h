@@ -1,5 +1,6 @@
 #pragma once
 // What a collective must achieve: its chunks, where each starts and where it must end.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,9 @@ class Collective {
   Bytes size() const { return size_; }
   Bytes chunk_bytes() const { return chunk_bytes_; }
   int chunks_per_npu() const { return chunks_per_npu_; }
+  // The chunks one buffer is cut into: K for Broadcast and Reduce, N x K otherwise (the divisor
+  // of chunk_bytes; All-to-All's buffer is one NPU's send buffer).
+  std::int64_t chunks_per_buffer() const { return chunks_per_buffer_; }
   int num_chunks() const { return static_cast<int>(chunks_.size()); }
   int topology_npus() const { return topology_npus_; }
   // NPUs taking part, ascending.
@@ -66,6 +70,7 @@ class Collective {
   Bytes size_ = 0;
   Bytes chunk_bytes_ = 0;
   int chunks_per_npu_ = 1;
+  std::int64_t chunks_per_buffer_ = 1;
   int topology_npus_ = 0;
   NpuId root_ = 0;
   std::vector<NpuId> members_;
