@@ -653,7 +653,7 @@ void GreedyMatcher::match_direct_round(Time now) {
   // threads at an NPU boundary; the effects are applied in the same order either way, so the
   // result does not depend on the thread count.
   std::size_t split = count;
-  if (match_threads_ > 1 && count >= kParallelBatch) {
+  if (match_threads_ > 1 && count >= parallel_round_) {
     split = count / 2;
     while (split < count &&
            links_[sort_keys_[split].second].dst == links_[sort_keys_[split - 1].second].dst)
@@ -703,28 +703,37 @@ void GreedyMatcher::arrive(const std::vector<std::uint32_t>& bucket, Time now) {
 
 // The arrivals of a large round for an all-NPU copy collective with uniform in-links: nothing
 // is ever wasted, and an arrival touches only its receiver (bits, log, idle out-links), so the
-// bucket is split at an NPU boundary between two threads. Links to re-match are gathered per
-// thread and appended in bucket order, exactly as arrive() would queue them. What
-// handle_arrival and deliver do beyond the receiver (freeing the flight, counting what is
-// left, progress) touches shared state, so it is done here once per bucket after the join.
+// receivers are split between two threads: those below a pivot NPU and the rest, each thread
+// taking its receivers' arrivals in bucket order. A bucket need not be grouped by receiver:
+// batched messages of different sizes, started in different rounds, arrive together. Each
+// receiver sees its arrivals in the order arrive() would take them; the links to re-match are
+// gathered per thread, and the next round orders them by its own keys (sort_by_destination),
+// not by the order they were queued in. What handle_arrival and deliver do beyond the receiver
+// (freeing the flight, counting what is left, progress) touches shared state, so it is done
+// here once per bucket after the join.
 void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket, Time now) {
   auto receiver = [&](std::size_t i) {
     return (bucket[i] & kFreeEventBit) ? -1 : links_[flights_[bucket[i]].link].dst;
   };
-  std::size_t split = bucket.size() / 2;
-  while (split < bucket.size() && receiver(split) == receiver(split - 1)) ++split;
+  // The receiver in the bucket's middle: half the arrivals each where the bucket is one
+  // round's, sorted by receiver (the common case).
+  NpuId pivot = -1;
+  for (std::size_t i = bucket.size() / 2; i < bucket.size() && pivot < 0; ++i) pivot = receiver(i);
+  if (pivot < 0) pivot = npus_;
   std::int64_t delivered[2] = {0, 0};
-  auto run_range = [&](std::size_t begin, std::size_t end, std::vector<LinkId>& queued,
-                       std::int64_t& count) {
+  auto run_range = [&](bool upper, std::vector<LinkId>& queued, std::int64_t& count) {
     constexpr std::size_t kAhead = 8;
-    for (std::size_t i = begin; i < end; ++i) {
+    const std::size_t end = bucket.size();
+    for (std::size_t i = 0; i < end; ++i) {
       if (i + kAhead < end && !(bucket[i + kAhead] & kFreeEventBit)) {
         const Flight& ahead = flights_[bucket[i + kAhead]];
-        has_.prefetch(links_[ahead.link].dst, ahead.chunk);
+        if ((links_[ahead.link].dst >= pivot) == upper)
+          has_.prefetch(links_[ahead.link].dst, ahead.chunk);
       }
       if (bucket[i] & kFreeEventBit) continue;
       const Flight& flight = flights_[bucket[i]];
       const NpuId v = links_[flight.link].dst;
+      if ((v >= pivot) != upper) continue;
       if (model_ == LinkModel::kTacos) queue_link(flight.link, queued);
       has_.set(v, flight.chunk);
       ++count;
@@ -732,8 +741,8 @@ void GreedyMatcher::arrive_in_parallel(const std::vector<std::uint32_t>& bucket,
     }
   };
   outputs_[1].idle.clear();
-  run_on_two_threads([&] { run_range(0, split, queued_, delivered[0]); },
-                     [&] { run_range(split, bucket.size(), outputs_[1].idle, delivered[1]); });
+  run_on_two_threads([&] { run_range(false, queued_, delivered[0]); },
+                     [&] { run_range(true, outputs_[1].idle, delivered[1]); });
   queued_.insert(queued_.end(), outputs_[1].idle.begin(), outputs_[1].idle.end());
   for (std::uint32_t event : bucket)
     if (!(event & kFreeEventBit)) free_flights_.push_back(event);
@@ -807,7 +816,7 @@ void GreedyMatcher::run() {
       return;
     }
     std::vector<std::uint32_t>& bucket = node.mapped();
-    if (match_threads_ > 1 && bucket.size() >= kParallelBatch)
+    if (match_threads_ > 1 && bucket.size() >= parallel_round_)
       arrive_in_parallel(bucket, now);
     else
       arrive(bucket, now);

@@ -58,6 +58,10 @@ class GreedyMatcher {
   // Switch rounds of at least `links` links go port by port (kGroupedRound by default); the
   // schedule is the same either way, which tests check by setting it to 0 and to the maximum.
   void set_grouped_round(std::size_t links) { grouped_round_ = links; }
+  // Rounds (links to match, arrivals to handle) of at least `events` go on two threads when
+  // the matcher has two (kParallelBatch by default); tests lower it to reach that path on
+  // small fabrics, whose schedule must not change.
+  void set_parallel_round(std::size_t events) { parallel_round_ = events; }
 
   // The message sizes batched runs try, in latencies of serialization per message (each kept
   // where faster: docs/quality.md, "Measured choices").
@@ -175,6 +179,7 @@ class GreedyMatcher {
     }
   };
   static constexpr std::size_t kParallelBatch = 2048;
+  std::size_t parallel_round_ = kParallelBatch;
   // Switch rounds of this many links or more go port by port (match_switch_round_by_port);
   // smaller ones are sorted whole, which costs less than grouping them.
   static constexpr std::size_t kGroupedRound = 1024;
