@@ -48,6 +48,20 @@ TEST(Cli, TimeOnlyReportsTheSameTimeWithVerifiedNull) {
   EXPECT_TRUE(b["verified"].is_null());
 }
 
+TEST(Cli, TimeOnlyBatchesMessagesUnlessThePortfolioIsOff) {
+  // torus2d:16x16, K = 4: 64 KiB chunks against 0.5 us of latency per message, where batched
+  // messages are faster than one chunk each; --portfolio off keeps the pure greedy.
+  const std::string args =
+      "synthesize --topology torus2d:16x16 --size 64MiB --chunks-per-npu 4 --json --time-only";
+  const RunResult batched = run_tacos(args);
+  const RunResult plain = run_tacos(args + " --portfolio off");
+  ASSERT_EQ(batched.exit_code, 0) << batched.err;
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const double a = nlohmann::json::parse(batched.out)["collective_time_us"].get<double>();
+  const double b = nlohmann::json::parse(plain.out)["collective_time_us"].get<double>();
+  EXPECT_LT(a, b);
+}
+
 TEST(Cli, HumanSummaryPrintsTheTime) {
   const RunResult r = run_tacos("synthesize --topology fc:8 --size 1MiB");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -205,11 +205,13 @@ TEST(Collectives, TimeOnlyMatchesFullModeOnTorus32x32) {
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
     const Collective c = Collective::make(kind, t.npus(), Bytes{64} << 20, 1);
     SynthesisOptions full;
-    // --time-only is the greedy alone; coalescing and justification need the transfers.
+    // --time-only --portfolio off is the greedy alone; coalescing and justification need the
+    // transfers.
     full.coalesce = false;
     full.justify = false;
     SynthesisOptions fast;
     fast.keep_transfers = false;
+    fast.batch = false;  // batched messages: TimeOnlyTriesBatchedMessages
     const SynthesisResult a = synthesize_tacos(t, c, full);
     const SynthesisResult b = synthesize_tacos(t, c, fast);
     EXPECT_EQ(a.collective_time, b.collective_time) << to_string(kind);

@@ -4,6 +4,7 @@
 // within the batch limit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -83,6 +84,33 @@ TEST(MessageBatching, TwoThreadsGiveTheScheduleOfOne) {
     for (std::size_t i = 0; i < one.size(); ++i)
       ASSERT_EQ(one[i], two[i]) << spec << " transfer " << i;
   }
+}
+
+// Without a transfer list (--time-only) the batched runs are timed alone: the result is the
+// fastest of the plain greedy and the three message sizes, run one by one here.
+TEST(MessageBatching, TimeOnlyKeepsTheFastestOfPlainAndBatched) {
+  const Topology topology = generate_topology("torus2d:16x16", parse_link_params("50", "0.5us"));
+  // 64 KiB chunks (1.22 us against 0.5 us of latency): 2, 6 and 11 chunks per message.
+  const Collective collective =
+      Collective::make(CollectiveKind::kAllGather, topology.npus(), Bytes{64} << 20, 4);
+  auto matcher_time = [&](int latencies) {
+    const ProgressCallback quiet;
+    detail::GreedyMatcher matcher(topology, collective, LinkModel::kTacos, 1, false, quiet, 1,
+                                  latencies);
+    matcher.run();
+    return matcher.collective_time();
+  };
+  const Time plain = matcher_time(0);
+  Time fastest = plain;
+  for (const int latencies : detail::GreedyMatcher::kBatchLatencies)
+    fastest = std::min(fastest, matcher_time(latencies));
+  EXPECT_LT(fastest, plain);
+  SynthesisOptions options;
+  options.threads = 1;
+  options.keep_transfers = false;
+  EXPECT_EQ(synthesize_tacos(topology, collective, options).collective_time, fastest);
+  options.batch = false;
+  EXPECT_EQ(synthesize_tacos(topology, collective, options).collective_time, plain);
 }
 
 class BatchedFabrics : public ::testing::TestWithParam<const char*> {};

@@ -156,6 +156,20 @@ bool small_chunks(const Topology& topology, const Collective& collective, LinkMo
   return false;
 }
 
+// Each direct link's chunks per batched message at `latencies` (greedy_matcher.h): two sizes
+// with the same caps on every link give the same schedule.
+std::vector<std::int64_t> batch_caps(const Topology& topology, const Collective& collective,
+                                     int latencies) {
+  std::vector<std::int64_t> caps(static_cast<std::size_t>(topology.num_links()));
+  for (LinkId l = 0; l < topology.num_links(); ++l) {
+    const Link& link = topology.link(l);
+    caps[static_cast<std::size_t>(l)] = detail::GreedyMatcher::batch_cap(
+        link.latency_ps, serialization_time(collective.chunk_bytes(), link.bandwidth_gbps),
+        latencies);
+  }
+  return caps;
+}
+
 void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) {
   if (!candidate || candidate->collective_time >= outcome.time) return;
   outcome.time = candidate->collective_time;
@@ -232,12 +246,45 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     if (to_beat != kNoDeadline)
       if (const Time least = greedy_switch_minimum(topology, collective, model); least >= to_beat)
         return give_up(least);
-    detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime, progress,
-                                  context.matcher_threads);
+    // Nothing kept (--time-only, a phase timed alone): batched messages need no transfer list
+    // to be timed, so each message size runs first (one run per distinct set of caps), and the
+    // plain greedy only counts where it beats them: it stops once it cannot. Batched first: at
+    // scale one chunk per message is several times slower, so the deadline stops it early
+    // (docs/performance.md, "Measured costs").
+    std::optional<TrialOutcome> batched_best;
+    if (!keep && !retime && context.batch) {
+      std::vector<std::int64_t> tried_caps;
+      for (const int latencies : detail::GreedyMatcher::kBatchLatencies) {
+        std::vector<std::int64_t> caps = batch_caps(topology, collective, latencies);
+        if (caps == tried_caps) continue;
+        tried_caps = std::move(caps);
+        static const ProgressCallback kQuiet;
+        detail::GreedyMatcher batched(topology, collective, model, seed, false,
+                                      batched_best ? kQuiet : progress, context.matcher_threads,
+                                      latencies);
+        if (!batched.batches()) continue;
+        if (batched_best) batched.set_deadline(batched_best->time, /*retimed=*/false);
+        batched.run();
+        if (batched.abandoned() ||
+            (batched_best && batched.collective_time() >= batched_best->time))
+          continue;
+        batched_best = TrialOutcome{};
+        batched_best->seed = seed;
+        batched_best->time = batched.collective_time();
+        batched_best->transfers = batched.transfers();
+        batched_best->wasted = batched.wasted_transfers();
+      }
+    }
+    static const ProgressCallback kNoProgress;
+    detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime,
+                                  batched_best ? kNoProgress : progress, context.matcher_threads);
     if (to_beat != kNoDeadline) matcher.set_deadline(to_beat, /*retimed=*/true);
+    if (batched_best) matcher.set_deadline(batched_best->time, /*retimed=*/false);
     if (retime && context.whole_base)
       matcher.set_whole_deadline(context.whole_deadline, context.whole_base);
     matcher.run();
+    if (batched_best && (matcher.abandoned() || matcher.collective_time() >= batched_best->time))
+      return *batched_best;
     if (matcher.abandoned()) return give_up(matcher.abandoned_at());
     outcome.seed = seed;
     outcome.time = matcher.collective_time();
@@ -677,6 +724,8 @@ TrialOutcome all_reduce_phases(const Topology& topology, const Topology& transpo
   // The two phases take the trial's cores: one matcher thread each.
   TrialContext phase = context;
   phase.matcher_threads = 1;
+  // Each phase is timed alone, so batched messages need only make that phase faster.
+  phase.batch = context.batch_all_reduce;
   TrialOutcome first;
   std::exception_ptr failure;
   auto first_phase = [&] {
@@ -893,7 +942,9 @@ SynthesisResult synthesize_tacos(const Topology& topology, const Collective& col
   context.coalesce = options.coalesce && options.keep_transfers;
   // Inside All-Reduce only as a whole second run: a faster phase alone can make the pipelined
   // whole slower (docs/quality.md, "Measured choices").
-  const bool batch = options.batch && options.coalesce && options.keep_transfers;
+  // With the transfers kept, batched runs go with coalescing (a batched winner is coalesced
+  // too); without them they run alone: they need no transfer list to be timed.
+  const bool batch = options.batch && (options.coalesce || !options.keep_transfers);
   context.batch = batch && collective.kind() != CollectiveKind::kAllReduce;
   // Twice the work: only where chunks are small next to the latency, batching's domain.
   context.batch_all_reduce = batch && collective.kind() == CollectiveKind::kAllReduce &&

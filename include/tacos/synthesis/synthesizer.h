@@ -33,12 +33,14 @@ struct SynthesisOptions {
   AllReduceMode all_reduce_mode = AllReduceMode::kPipelined;
   // Copy schedules on direct links under the tacos link model: merge a link's next message into
   // the one before it where that delays nothing, so the link pays its latency once
-  // (src/synthesis/message_coalescing.h); kept where faster. Off is the pure greedy; it is off
-  // whenever keep_transfers is false (the CLI ties it to --portfolio).
+  // (src/synthesis/message_coalescing.h); kept where faster. Off is the pure greedy (with
+  // keep_transfers false, batch off too); it is off whenever keep_transfers is false (the CLI
+  // ties it to --portfolio).
   bool coalesce = true;
   // The same schedules: also run the greedy with batched messages (a free link sends several
   // chunks in one message, src/synthesis/greedy_matcher.h) at three message sizes; kept where
-  // faster. Off with coalesce (the CLI ties both to --portfolio) and with keep_transfers false.
+  // faster. Off with coalesce when keep_transfers is true; with keep_transfers false it runs
+  // alone (a batched run is timed without a transfer list). The CLI ties it to --portfolio.
   bool batch = true;
   // The greedy's copy schedules through switches: reorder each port's messages by how late they
   // may start, a few forward-backward rounds re-timed by the simulator
