@@ -113,6 +113,36 @@ TEST(MessageBatching, TimeOnlyKeepsTheFastestOfPlainAndBatched) {
   EXPECT_EQ(synthesize_tacos(topology, collective, options).collective_time, plain);
 }
 
+// The plain greedy's floor that lets --time-only skip it: ring:4, 64 MiB All-Gather, K = 1.
+// Each NPU lacks 3 chunks of 16 MiB and has 2 in-links, each busy 0.5 + 312.5 us per message:
+// 3 / (2 / 313 us) = 469.5 us. The greedy itself takes two steps, 626 us.
+TEST(MessageBatching, OneChunkPerMessageMinimumByHandAndBelowThePlainGreedy) {
+  const Topology ring = generate_topology("ring:4", parse_link_params("50", "0.5us"));
+  const Collective c = Collective::make(CollectiveKind::kAllGather, 4, Bytes{64} << 20, 1);
+  const Time minimum =
+      detail::GreedyMatcher::one_chunk_per_message_minimum(ring, c, LinkModel::kTacos);
+  EXPECT_NEAR(static_cast<double>(minimum), 469.5e6, 1.0);
+  EXPECT_LE(minimum, 469'500'000);
+  for (const char* spec : {"torus2d:6x6", "mesh2d:4x4", "hypercube:16", "fc:8", "ring:5"})
+    for (const CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kBroadcast})
+      for (const int k : {1, 4}) {
+        const Topology t = generate_topology(spec, parse_link_params("50", "0.5us"));
+        const Collective collective = Collective::make(kind, t.npus(), 1 << 20, k);
+        const ProgressCallback quiet;
+        detail::GreedyMatcher plain(t, collective, LinkModel::kTacos, 1, false, quiet);
+        plain.run();
+        const Time floor =
+            detail::GreedyMatcher::one_chunk_per_message_minimum(t, collective, LinkModel::kTacos);
+        EXPECT_GT(floor, 0) << spec;
+        EXPECT_LE(floor, plain.collective_time()) << spec << " " << to_string(kind) << " K " << k;
+      }
+  // Chunks that go to one NPU each: no such floor.
+  EXPECT_EQ(
+      detail::GreedyMatcher::one_chunk_per_message_minimum(
+          ring, Collective::make(CollectiveKind::kAllToAll, 4, 1 << 20, 1), LinkModel::kTacos),
+      0);
+}
+
 class BatchedFabrics : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BatchedFabrics, VerifyReplayAndNeverLoseToOneChunkPerMessage) {

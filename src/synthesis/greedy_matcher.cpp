@@ -99,6 +99,33 @@ GreedyMatcher::GreedyMatcher(const Topology& topology, const Collective& collect
   idle_out_.resize(npus_);
 }
 
+Time GreedyMatcher::one_chunk_per_message_minimum(const Topology& topology,
+                                                  const Collective& collective, LinkModel model) {
+  const std::size_t members = static_cast<std::size_t>(collective.num_members());
+  std::vector<std::int64_t> held(static_cast<std::size_t>(topology.npus()), 0);
+  for (ChunkId c = 0; c < collective.num_chunks(); ++c) {
+    if (collective.destinations(c).size() != members) return 0;
+    for (const NpuId s : collective.sources(c)) ++held[static_cast<std::size_t>(s)];
+  }
+  double least = 0;
+  for (const NpuId v : collective.members()) {
+    const std::int64_t lacking = collective.num_chunks() - held[static_cast<std::size_t>(v)];
+    if (lacking <= 0) continue;
+    double messages_per_ps = 0;
+    for (const LinkId l : topology.in_links(v)) {
+      const Link& link = topology.link(l);
+      const Time busy =
+          link_busy_time(model, link.latency_ps,
+                         serialization_time(collective.chunk_bytes(), link.bandwidth_gbps));
+      messages_per_ps += 1.0 / static_cast<double>(std::max<Time>(busy, 1));
+    }
+    if (messages_per_ps > 0)
+      least = std::max(least, static_cast<double>(lacking) / messages_per_ps);
+  }
+  // Rounded down, with room for the division's rounding: a lower bound must not err high.
+  return static_cast<Time>(least * (1 - 1e-12));
+}
+
 std::int64_t GreedyMatcher::batch_cap(Time latency, Time serialization, int latencies) {
   serialization = std::max<Time>(1, serialization);
   return std::clamp<std::int64_t>((latencies * latency + serialization / 2) / serialization, 1,

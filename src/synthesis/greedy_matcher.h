@@ -66,6 +66,12 @@ class GreedyMatcher {
   // The message sizes batched runs try, in latencies of serialization per message (each kept
   // where faster: docs/quality.md, "Measured choices").
   static constexpr int kBatchLatencies[] = {6, 14, 28};
+  // The least time any schedule sending one chunk per message (the plain greedy's) takes for a
+  // copy collective whose chunks go to every member (All-Gather, Broadcast): each chunk a
+  // member lacks comes in over one of its in-links in a message of its own, and an in-link
+  // busy for b per message carries at most T / b of them by time T. 0 for other collectives.
+  static Time one_chunk_per_message_minimum(const Topology& topology, const Collective& collective,
+                                            LinkModel model);
   // Chunks per batched message on a link of `latency` that serializes a chunk in
   // `serialization`: `latencies` latencies' worth, 1..kMaxBatch.
   static std::int64_t batch_cap(Time latency, Time serialization, int latencies);
