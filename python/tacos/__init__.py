@@ -431,7 +431,8 @@ def synthesize(topology, collective="all-gather", size="64MiB", chunks_per_npu=1
     ``algorithm``: one of :data:`ALGORITHMS`. ``seed``/``trials``: seeds seed .. seed+trials-1
     are tried, the fastest kept. ``link_model``: ``"tacos"`` or ``"astra"``. ``root``: root NPU
     of broadcast/reduce/gather/scatter. ``npus``: run among these NPUs only (``"0-7,16-23"`` or a
-    list). ``time_only``: keep no transfer list (huge systems; ``verified`` is None).
+    list). ``time_only``: keep no transfer list (huge systems; ``verified`` is None): the greedy,
+    with batched messages where faster unless ``portfolio`` is False.
     ``threads``: for trials, 0 = all cores. ``portfolio`` (``--portfolio``; True/``"on"`` by
     default, False/``"off"``): with ``algorithm="tacos"`` also build every applicable baseline
     for the same collective and K, time all with the same simulator and keep the fastest

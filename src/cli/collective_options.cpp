@@ -59,9 +59,9 @@ SynthesisOptions CollectiveOptions::synthesis_options(const SynthesisFlags& flag
   options.threads = threads;
   options.link_model = flags.model();
   options.all_reduce_mode = parse_all_reduce_mode(all_reduce_mode);
-  // Message coalescing and batched messages belong with the portfolio: off is the pure greedy
-  // (--time-only too); the paper's model (--switch-model unwind) keeps the paper's greedy, one
-  // chunk per message. --time-only batches (no transfer list needed) but cannot coalesce.
+  // Message coalescing and batched messages belong with the portfolio: off is the pure greedy;
+  // the paper's model (--switch-model unwind) keeps the paper's greedy, one chunk per message.
+  // --time-only batches (a batched run needs no transfer list) but cannot coalesce.
   options.coalesce = flags.portfolio_on() && !topology.unwound();
   options.batch = options.coalesce;
   return options;

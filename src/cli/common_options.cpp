@@ -122,8 +122,10 @@ void SynthesisFlags::add_portfolio_to(CLI::App& command) {
                   "same collective and K (timed by the same simulator and link model) and keeps "
                   "the fastest schedule (ties: the greedy), and on direct links under the "
                   "tacos link model merges a link's back-to-back messages where that delays "
-                  "nothing (message coalescing); 'off' is the pure TACOS greedy. "
-                  "Skipped with --time-only and beyond 262144 estimated baseline transfers (N x "
+                  "nothing (message coalescing) or sends several chunks per message where "
+                  "faster (batched messages; with --time-only too); 'off' is the pure TACOS "
+                  "greedy. Baselines are skipped with --time-only and beyond 262144 estimated "
+                  "baseline transfers (N x "
                   "N x K x mean hops between NPUs; N x K x hops for broadcast and reduce)")
       ->capture_default_str();
 }

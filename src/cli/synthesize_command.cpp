@@ -123,7 +123,8 @@ void add_synthesize_command(CLI::App& app) {
                 "GB/s of 10^9 B/s, as nccl-tests)");
   sub->add_flag("--time-only", cmd->job.time_only,
                 "Report time and statistics without keeping the transfer list (no verification, "
-                "no --out, no portfolio: the pure TACOS greedy); for very large systems");
+                "no --out, no baselines: the TACOS greedy, with batched messages where faster "
+                "unless --portfolio off); for very large systems");
   sub->add_option("--out", cmd->job.out_dir,
                   "Write the algorithm into DIR in the --format(s): DIR/algorithm.json, "
                   "DIR/chakra/tacos.RANK.et with DIR/astra/ (ASTRA-sim run files), "
