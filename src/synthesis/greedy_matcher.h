@@ -60,8 +60,10 @@ class GreedyMatcher {
   void set_grouped_round(std::size_t links) { grouped_round_ = links; }
   // Rounds (links to match, arrivals to handle) of at least `events` go on two threads when
   // the matcher has two (kParallelBatch by default); tests lower it to reach that path on
-  // small fabrics, whose schedule must not change.
-  void set_parallel_round(std::size_t events) { parallel_round_ = events; }
+  // small fabrics, whose schedule must not change. At least 2 (a round splits in two halves).
+  void set_parallel_round(std::size_t events) {
+    parallel_round_ = events < 2 ? std::size_t{2} : events;
+  }
 
   // The message sizes batched runs try, in latencies of serialization per message (each kept
   // where faster: docs/quality.md, "Measured choices").
