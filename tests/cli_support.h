@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -82,6 +83,14 @@ inline fs::path write_temp(const std::string& name, const std::string& text) {
   std::ofstream(partial) << text;
   fs::rename(partial, path);
   return path;
+}
+
+// Runs `tacos ARGS` and parses its one JSON object (an empty object, and a failed expectation,
+// if it did not exit with 0).
+inline nlohmann::json run_json(const std::string& args) {
+  const RunResult r = run_tacos(args);
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
 }
 
 }  // namespace tacos_test

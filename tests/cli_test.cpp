@@ -53,12 +53,8 @@ TEST(Cli, TimeOnlyBatchesMessagesUnlessThePortfolioIsOff) {
   // messages are faster than one chunk each; --portfolio off keeps the pure greedy.
   const std::string args =
       "synthesize --topology torus2d:16x16 --size 64MiB --chunks-per-npu 4 --json --time-only";
-  const RunResult batched = run_tacos(args);
-  const RunResult plain = run_tacos(args + " --portfolio off");
-  ASSERT_EQ(batched.exit_code, 0) << batched.err;
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  const double a = nlohmann::json::parse(batched.out)["collective_time_us"].get<double>();
-  const double b = nlohmann::json::parse(plain.out)["collective_time_us"].get<double>();
+  const double a = run_json(args)["collective_time_us"].get<double>();
+  const double b = run_json(args + " --portfolio off")["collective_time_us"].get<double>();
   EXPECT_LT(a, b);
 }
 

@@ -13,12 +13,6 @@ namespace {
 
 using namespace tacos_test;
 
-nlohmann::json run_json(const std::string& args) {
-  const RunResult r = run_tacos(args);
-  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
-}
-
 std::map<std::string, nlohmann::json> rows_by_name(const nlohmann::json& compare) {
   std::map<std::string, nlohmann::json> rows;
   for (const auto& row : compare["results"]) rows[row["algorithm"]] = row;

@@ -40,8 +40,7 @@ struct BoundCommand {
                 bound.bandwidth_bound_exact ? "" : " (approximate: may lie below the exact cut)");
     if (bound.store_and_forward_bound_us > 0)
       std::printf("  store-and-forward  %.6f us (tacos link model: whole messages through %s)\n",
-                  bound.store_and_forward_bound_us,
-                  full.switches() > 0 ? "switches" : "relaying NPUs");
+                  bound.store_and_forward_bound_us, store_and_forward_relays(full));
     std::printf("  algbw at bound     %.3f GB/s (size / bandwidth bound; 1e9 B/s)\n",
                 o.algbw_at_bound_gbps);
     std::printf("  busbw at bound     %.3f GB/s (algbw x %.4g, as nccl-tests)\n",

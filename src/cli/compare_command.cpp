@@ -40,7 +40,7 @@ struct CompareCommand {
         bound->store_and_forward_bound_us > 0)
       std::printf(
           "store-and-forward bound %.6g us (tacos link model: whole messages through %s; %s)\n",
-          bound->store_and_forward_bound_us, full.switches() > 0 ? "switches" : "relaying NPUs",
+          bound->store_and_forward_bound_us, store_and_forward_relays(full),
           bound->store_and_forward_bound_us > bound->lower_bound_us
               ? "the larger bound: 'vs bound' is against it"
               : "below the lower bound, so it does not bind");

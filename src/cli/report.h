@@ -15,6 +15,12 @@ namespace tacos::cli {
 
 double peak_memory_mib();
 
+// What forwards whole messages in the store-and-forward bound of `network`: its switches, or on
+// networks of NPUs alone (Broadcast, Reduce) the NPUs that relay.
+inline const char* store_and_forward_relays(const Topology& network) {
+  return network.switches() > 0 ? "switches" : "relaying NPUs";
+}
+
 // The text of a --json object. A name the user gave as bytes that are not UTF-8 (a topology or
 // file name) is printed with each bad byte as U+FFFD: JSON text must be UTF-8, and one such
 // byte must not turn a finished run into an error.

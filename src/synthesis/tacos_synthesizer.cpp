@@ -142,20 +142,6 @@ struct TrialContext {
   PlainCopies* plain = nullptr;  // the trial's own (All-Reduce); null: none kept
 };
 
-// Some direct link batches two chunks or more at the smallest batch size tried
-// (greedy_matcher.h); never through switches nor under the astra model.
-bool small_chunks(const Topology& topology, const Collective& collective, LinkModel model) {
-  if (model != LinkModel::kTacos || topology.switches() > 0) return false;
-  for (LinkId l = 0; l < topology.num_links(); ++l) {
-    const Link& link = topology.link(l);
-    if (detail::GreedyMatcher::batch_cap(
-            link.latency_ps, serialization_time(collective.chunk_bytes(), link.bandwidth_gbps),
-            detail::GreedyMatcher::kBatchLatencies[0]) > 1)
-      return true;
-  }
-  return false;
-}
-
 // Each direct link's chunks per batched message at `latencies` (greedy_matcher.h): two sizes
 // with the same caps on every link give the same schedule.
 std::vector<std::int64_t> batch_caps(const Topology& topology, const Collective& collective,
@@ -168,6 +154,15 @@ std::vector<std::int64_t> batch_caps(const Topology& topology, const Collective&
         latencies);
   }
   return caps;
+}
+
+// Some direct link batches two chunks or more at the smallest batch size tried
+// (greedy_matcher.h); never through switches nor under the astra model.
+bool small_chunks(const Topology& topology, const Collective& collective, LinkModel model) {
+  if (model != LinkModel::kTacos || topology.switches() > 0) return false;
+  const std::vector<std::int64_t> caps =
+      batch_caps(topology, collective, detail::GreedyMatcher::kBatchLatencies[0]);
+  return std::any_of(caps.begin(), caps.end(), [](std::int64_t cap) { return cap > 1; });
 }
 
 void adopt_if_faster(TrialOutcome& outcome, std::optional<Algorithm> candidate) {
@@ -251,6 +246,7 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     // plain greedy only counts where it beats them: it stops once it cannot. Batched first: at
     // scale one chunk per message is several times slower, so the deadline stops it early
     // (docs/performance.md, "Measured costs").
+    static const ProgressCallback kQuiet;
     std::optional<TrialOutcome> batched_best;
     if (!keep && !retime && context.batch) {
       std::vector<std::int64_t> tried_caps;
@@ -258,7 +254,6 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
         std::vector<std::int64_t> caps = batch_caps(topology, collective, latencies);
         if (caps == tried_caps) continue;
         tried_caps = std::move(caps);
-        static const ProgressCallback kQuiet;
         detail::GreedyMatcher batched(topology, collective, model, seed, false,
                                       batched_best ? kQuiet : progress, context.matcher_threads,
                                       latencies);
@@ -281,16 +276,15 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     if (batched_best && detail::GreedyMatcher::one_chunk_per_message_minimum(
                             topology, collective, model) >= batched_best->time)
       return *batched_best;
-    static const ProgressCallback kNoProgress;
     detail::GreedyMatcher matcher(topology, collective, model, seed, keep || retime,
-                                  batched_best ? kNoProgress : progress, context.matcher_threads);
+                                  batched_best ? kQuiet : progress, context.matcher_threads);
     if (to_beat != kNoDeadline) matcher.set_deadline(to_beat, /*retimed=*/true);
     if (batched_best) matcher.set_deadline(batched_best->time, /*retimed=*/false);
     if (retime && context.whole_base)
       matcher.set_whole_deadline(context.whole_deadline, context.whole_base);
     matcher.run();
-    if (batched_best && (matcher.abandoned() || matcher.collective_time() >= batched_best->time))
-      return *batched_best;
+    // Abandoned unless strictly faster (a deadline stops it at the batched time).
+    if (batched_best && matcher.abandoned()) return *batched_best;
     if (matcher.abandoned()) return give_up(matcher.abandoned_at());
     outcome.seed = seed;
     outcome.time = matcher.collective_time();
