@@ -106,12 +106,14 @@ TEST(Bucket, SaysWhyItDoesNotApply) {
                Error);
 }
 
-// N (N - 1) K chunk transfers (twice for All-Reduce), counted before anything is built.
+// N (N - 1) K chunk transfers (twice for All-Reduce), counted before anything is built, against
+// bucket's own budget (2^25: torus2d:64x64 All-Gather at K = 2 fits, 4,096 x 4,095 x 2).
 TEST(Bucket, OverTheBudgetSaysHowManyTransfers) {
-  const Topology torus = make("torus2d:32x32");
+  EXPECT_EQ(kBucketTransferBudget, 33554432);
+  const Topology torus = make("torus2d:64x64");
   auto message = [&](CollectiveKind kind, int k) -> std::string {
     try {
-      synthesize_baseline(Baseline::kBucket, torus, Collective::make(kind, 1024, 64 << 20, k),
+      synthesize_baseline(Baseline::kBucket, torus, Collective::make(kind, 4096, 64 << 20, k),
                           LinkModel::kTacos);
     } catch (const BaselineOverBudget& over) {
       return over.what();
@@ -119,9 +121,30 @@ TEST(Bucket, OverTheBudgetSaysHowManyTransfers) {
     return "built";
   };
   EXPECT_EQ(message(CollectiveKind::kAllGather, 4),
-            "4190208 chunk transfers > 2097152, the baselines' budget");
+            "67092480 chunk transfers > 33554432, bucket's budget");
   EXPECT_EQ(message(CollectiveKind::kAllReduce, 2),
-            "4190208 chunk transfers > 2097152, the baselines' budget");
+            "67092480 chunk transfers > 33554432, bucket's budget");
+}
+
+// Past the baselines' budget (2^21) bucket is still built: torus2d:32x32 All-Gather at K = 4,
+// 4,190,208 chunk transfers (over the baselines' budget before bucket had its own), verified,
+// its pieces pipelined two per dimension order: slower than K = 2 (1.052 x the bound), whose
+// 8 one-chunk and 8 block messages per link pay less latency.
+TEST(Bucket, BuiltPastTheBaselinesBudget) {
+  const nlohmann::json four = nlohmann::json::parse(
+      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:32x32 --collective "
+                            "all-gather --chunks-per-npu 4 --json")
+          .out);
+  EXPECT_EQ(four["verified"], true);
+  EXPECT_EQ(four["chunks_per_npu"], 4);
+  // Per NPU and piece: 16 hops each way round its row, then its column, the antipode's half
+  // block one message from each side, except the first phase's one chunk (one side only).
+  EXPECT_EQ(four["transfers"], 32 * 32 * 4 * (31 + 32));
+  const nlohmann::json two = nlohmann::json::parse(
+      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:32x32 --collective "
+                            "all-gather --chunks-per-npu 2 --json")
+          .out);
+  EXPECT_GT(four["collective_time_us"].get<double>(), two["collective_time_us"].get<double>());
 }
 
 // Over the portfolio's estimate (N x N x K x hops) the portfolio still tries bucket, and the K

@@ -3,12 +3,15 @@
 // Data layout (flat arrays, no devices x chunks matrix):
 //  - per link, a FIFO queue: the link's transfers sorted by (recorded start, index), handed to
 //    the port engine (port_engine.h), which times them and the switch ports they cross;
-//  - per (device u, chunk c) that some transfer sends c from, a Group: the transfers sending c
-//    from u (sorted by recorded start when reductions are involved) and the reduce transfers
-//    delivering c to u (sorted by recorded end). Groups are built one chunk at a time with a
-//    scratch device -> group array, and each chunk-pool entry remembers the group its arrival
-//    feeds. A group's senders become ready in order (a cursor), each sender once per chunk it
-//    carries; a transfer is ready when all its chunks are (a pending count).
+//  - per (device u, chunk c) that some transfer sends c from, a Group (16 bytes: there is one
+//    per chunk delivery that is sent on, 33.5 million in an All-Gather on 4,096 NPUs at K = 2):
+//    the transfers sending c from u (sorted by recorded start when reductions are involved) and,
+//    under the reduction rules only, beside it the reduce transfers delivering c to u (sorted by
+//    recorded end) and each sender's mode. A group's ranges end where the next group's begin (a
+//    last, empty group closes them). Groups are built one chunk at a time with a scratch device
+//    -> group array, and each chunk-pool entry remembers the group its arrival feeds. A group's
+//    senders become ready in order (a cursor), each sender once per chunk it carries; a transfer
+//    is ready when all its chunks are (a pending count).
 //  - the engine's events: a link becoming free, a message reaching a switch or arriving.
 #include "tacos/simulation/simulator.h"
 
@@ -29,24 +32,32 @@
 namespace tacos {
 namespace {
 
+// A Group's flags.
+enum GroupFlag : std::uint8_t {
+  kSource = 1,       // the device holds the chunk at time 0
+  kArrived = 2,      // some transfer has delivered the chunk to the device
+  kCopyArrived = 4,  // some copy (not reduce) transfer has delivered it
+  kScan = 8,         // reduction rules: senders have modes, checked one by one
+  // Reduction rules: what the last full pass over the senders saw (see `advance`).
+  kScanned = 16,
+  kScannedArrived = 32,
+  kScannedCopy = 64,
+};
+
 struct Group {
   DeviceId device = 0;
-  bool source = false;             // the device holds the chunk at time 0
-  bool arrived = false;            // some transfer has delivered the chunk to the device
-  bool copy_arrived = false;       // some copy (not reduce) transfer has delivered it
-  bool scan = false;               // reduction rules: senders have modes, checked one by one
-  std::uint32_t sender_begin = 0;  // into senders
-  std::uint32_t sender_end = 0;
-  std::uint32_t rin_begin = 0;  // into rin_tx / rin_done: reduce transfers delivering the chunk
-  std::uint32_t rin_end = 0;
+  std::uint32_t sender_begin = 0;  // into sender_tx (and modes); ends at the next group's begin
   // Copy rules: senders [sender_begin, woken) have the chunk. Reduction rules: the partial-sum
   // senders before it are woken (the cursor of `advance`).
   std::uint32_t woken = 0;
-  std::uint32_t done_prefix = 0;  // reduce deliveries [rin_begin, done_prefix) have arrived
-  // Reduction rules: what the last full pass over the senders saw (see `advance`).
-  bool scanned = false;
-  bool scanned_arrived = false;
-  bool scanned_copy = false;
+  std::uint8_t flags = 0;  // GroupFlag
+};
+
+// Reduction rules, one per group: the reduce transfers delivering the chunk, rin_tx[rin_begin,
+// the next group's rin_begin), of which [rin_begin, done_prefix) have arrived.
+struct ReduceInputs {
+  std::uint32_t rin_begin = 0;
+  std::uint32_t done_prefix = 0;
 };
 
 // When a sender has its chunk, under the reduction rules (see simulator.h).
@@ -57,11 +68,12 @@ enum class Wait : std::uint8_t {
   kPartialSums  // the first `need` reduce deliveries by recorded end (it sends a partial sum)
 };
 
-struct Sender {
-  std::uint32_t tx;        // a transfer sending the group's chunk from the group's device
+// Reduction rules: how a sender (a transfer sending the group's chunk from the group's device)
+// waits for it.
+struct SenderMode {
   std::uint32_t need = 0;  // kPartialSums: how many reduce deliveries it waits for
   Wait wait = Wait::kFirstAny;
-  bool woken = false;  // scan groups only
+  bool woken = false;
 };
 
 }  // namespace
@@ -124,13 +136,12 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     link_offsets = std::move(queue.offsets);
   }
 
-  // Per chunk: its pool entries (one per transfer carrying it) in transfer index order, with the
-  // transfer's endpoints copied in so that the per-chunk passes below read memory in sequence.
+  // Per chunk: its pool entries (one per transfer carrying it) in transfer index order. The
+  // endpoints are read from the transfers (in index order, so nearly in sequence): copied in,
+  // they made this the largest array at the peak and were no faster (docs/performance.md).
   struct Entry {
     std::uint32_t pool;  // position in the algorithm's chunk pool
     std::uint32_t tx;    // transfer index
-    DeviceId src;
-    DeviceId dst;
   };
   const auto& pool = algorithm.chunk_pool();
   bool any_reduce = false;
@@ -139,8 +150,8 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       static_cast<std::size_t>(num_chunks), num_transfers, [&](std::size_t i, auto&& emit) {
         const Transfer& t = transfers[i];
         for (std::int32_t k = 0; k < t.num_chunks; ++k)
-          emit(pool[t.first_chunk + k], Entry{static_cast<std::uint32_t>(t.first_chunk + k),
-                                              static_cast<std::uint32_t>(i), t.src, t.dst});
+          emit(pool[t.first_chunk + k],
+               Entry{static_cast<std::uint32_t>(t.first_chunk + k), static_cast<std::uint32_t>(i)});
       });
   const std::vector<std::int64_t>& chunk_offsets = chunk_entries.offsets;
   std::vector<Entry>& by_chunk = chunk_entries.values;  // freed after its use
@@ -155,13 +166,17 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   // and for every pool entry the group its arrival feeds (kNoGroup: nobody sends the chunk on).
   constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
   std::vector<Group> groups;
-  groups.reserve(by_chunk.size());
+  groups.reserve(by_chunk.size() + 1);
   std::vector<std::uint32_t> group_offsets(static_cast<std::size_t>(num_chunks) + 1, 0);
-  std::vector<Sender> senders;
-  std::vector<std::uint32_t> rin_tx;  // reduce deliveries, by (recorded end, index)
+  std::vector<std::uint32_t> sender_tx;     // per group, the transfers sending its chunk
+  std::vector<SenderMode> modes;            // reduction rules: per sender_tx entry
+  std::vector<ReduceInputs> reduce_inputs;  // reduction rules: per group
+  std::vector<std::uint32_t> rin_tx;        // reduce deliveries, by (recorded end, index)
   std::vector<std::uint32_t> deliver_group(pool.size(), kNoGroup);
   {
     std::vector<std::uint32_t> group_of(devices, kNoGroup);
+    // Per group of the chunk at hand: where its next sender and reduce delivery go.
+    std::vector<std::uint32_t> next_sender, next_rin;
     auto by_start = [&](std::uint32_t a, std::uint32_t b) {
       return transfers[a].start != transfers[b].start ? transfers[a].start < transfers[b].start
                                                       : a < b;
@@ -173,83 +188,94 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       const Entry* begin = by_chunk.data() + chunk_offsets[c];
       const Entry* end = by_chunk.data() + chunk_offsets[c + 1];
       const std::size_t first_group = groups.size();
-      // Count senders and reduce deliveries per group (in sender_end / rin_end for now).
-      for (const Entry* e = begin; e != end; ++e) {
-        if (group_of[e->src] == kNoGroup) {
-          group_of[e->src] = static_cast<std::uint32_t>(groups.size());
-          groups.push_back(Group{});
-          groups.back().device = e->src;
+      for (const Entry* e = begin; e != end; ++e)
+        if (group_of[transfers[e->tx].src] == kNoGroup) {
+          group_of[transfers[e->tx].src] = static_cast<std::uint32_t>(groups.size());
+          groups.push_back(Group{transfers[e->tx].src});
         }
-        ++groups[group_of[e->src]].sender_end;
-      }
-      first_copy_end.assign(groups.size() - first_group, kForever);
+      const std::size_t local = groups.size() - first_group;
+      // Count senders and reduce deliveries per group (in next_sender / next_rin for now).
+      next_sender.assign(local, 0);
+      next_rin.assign(local, 0);
+      first_copy_end.assign(local, kForever);
       for (const Entry* e = begin; e != end; ++e) {
-        deliver_group[e->pool] = group_of[e->dst];
-        if (group_of[e->dst] == kNoGroup) continue;
+        ++next_sender[group_of[transfers[e->tx].src] - first_group];
+        deliver_group[e->pool] = group_of[transfers[e->tx].dst];
+        if (group_of[transfers[e->tx].dst] == kNoGroup) continue;
+        const std::size_t g = group_of[transfers[e->tx].dst] - first_group;
         if (is_reduce(*e))
-          ++groups[group_of[e->dst]].rin_end;
+          ++next_rin[g];
         else if (reduction_rules)
-          first_copy_end[group_of[e->dst] - first_group] =
-              std::min(first_copy_end[group_of[e->dst] - first_group], transfers[e->tx].end);
+          first_copy_end[g] = std::min(first_copy_end[g], transfers[e->tx].end);
       }
       const auto sources = collective.sources(c);
-      std::size_t num_senders = senders.size(), rins = rin_tx.size();
-      for (std::size_t g = first_group; g < groups.size(); ++g) {
-        Group& group = groups[g];
-        group.source = std::binary_search(sources.begin(), sources.end(), group.device);
-        group.sender_begin = static_cast<std::uint32_t>(num_senders);
-        num_senders += group.sender_end;
-        group.sender_end = group.sender_begin;
-        group.rin_begin = static_cast<std::uint32_t>(rins);
-        rins += group.rin_end;
-        group.rin_end = group.rin_begin;
+      auto num_senders = static_cast<std::uint32_t>(sender_tx.size());
+      auto rins = static_cast<std::uint32_t>(rin_tx.size());
+      for (std::size_t g = 0; g < local; ++g) {
+        Group& group = groups[first_group + g];
+        if (std::binary_search(sources.begin(), sources.end(), group.device))
+          group.flags |= kSource;
+        group.sender_begin = num_senders;
+        group.woken = num_senders;
+        num_senders += next_sender[g];
+        next_sender[g] = group.sender_begin;
+        if (reduction_rules) reduce_inputs.push_back({rins, rins});
+        rins += next_rin[g];
+        next_rin[g] = rins - next_rin[g];
       }
-      senders.resize(num_senders);
+      sender_tx.resize(num_senders);
       rin_tx.resize(rins);
       for (const Entry* e = begin; e != end; ++e) {
-        senders[groups[group_of[e->src]].sender_end++] = Sender{e->tx};
-        if (group_of[e->dst] != kNoGroup && is_reduce(*e))
-          rin_tx[groups[group_of[e->dst]].rin_end++] = e->tx;
+        sender_tx[next_sender[group_of[transfers[e->tx].src] - first_group]++] = e->tx;
+        if (group_of[transfers[e->tx].dst] != kNoGroup && is_reduce(*e))
+          rin_tx[next_rin[group_of[transfers[e->tx].dst] - first_group]++] = e->tx;
       }
-      for (std::size_t g = first_group; g < groups.size(); ++g) {
-        Group& group = groups[g];
-        group.woken = group.sender_begin;
-        group.done_prefix = group.rin_begin;
-        group_of[group.device] = kNoGroup;
-        if (!reduction_rules) continue;  // copy rules: every sender waits for source || arrived
-        group.scan = true;
-        std::sort(senders.begin() + group.sender_begin, senders.begin() + group.sender_end,
-                  [&](const Sender& a, const Sender& b) { return by_start(a.tx, b.tx); });
-        std::sort(rin_tx.begin() + group.rin_begin, rin_tx.begin() + group.rin_end, by_end);
+      for (std::size_t g = 0; g < local; ++g) group_of[groups[first_group + g].device] = kNoGroup;
+      group_offsets[c + 1] = static_cast<std::uint32_t>(groups.size());
+      if (!reduction_rules) continue;  // copy rules: every sender waits for source || arrived
+      modes.resize(num_senders);
+      for (std::size_t g = 0; g < local; ++g) {
+        Group& group = groups[first_group + g];
+        group.flags |= kScan;
+        const std::uint32_t sender_end = next_sender[g];
+        const std::uint32_t rin_begin = reduce_inputs[first_group + g].rin_begin;
+        const std::uint32_t rin_end = next_rin[g];
+        std::sort(sender_tx.begin() + group.sender_begin, sender_tx.begin() + sender_end, by_start);
+        std::sort(rin_tx.begin() + rin_begin, rin_tx.begin() + rin_end, by_end);
         std::uint32_t need = 0;  // reduce deliveries with a recorded end <= the sender's start
-        for (std::uint32_t k = group.sender_begin; k < group.sender_end; ++k) {
-          const Transfer& t = transfers[senders[k].tx];
-          while (group.rin_begin + need < group.rin_end &&
-                 transfers[rin_tx[group.rin_begin + need]].end <= t.start)
+        for (std::uint32_t k = group.sender_begin; k < sender_end; ++k) {
+          const Transfer& t = transfers[sender_tx[k]];
+          while (rin_begin + need < rin_end && transfers[rin_tx[rin_begin + need]].end <= t.start)
             ++need;
-          senders[k].need = need;
-          if (!t.reduce && first_copy_end[g - first_group] <= t.start)
-            senders[k].wait = Wait::kFirstCopy;
+          SenderMode& mode = modes[k];
+          mode.need = need;
+          if (!t.reduce && first_copy_end[g] <= t.start)
+            mode.wait = Wait::kFirstCopy;
           else if (need > 0)
-            senders[k].wait = Wait::kPartialSums;
-          else if (group.source)
-            senders[k].wait = Wait::kNothing;
+            mode.wait = Wait::kPartialSums;
+          else if (group.flags & kSource)
+            mode.wait = Wait::kNothing;
           else
-            senders[k].wait = Wait::kFirstAny;
+            mode.wait = Wait::kFirstAny;
         }
       }
-      group_offsets[c + 1] = static_cast<std::uint32_t>(groups.size());
     }
   }
   by_chunk = {};
+  // The last, empty group closes the ranges of the one before it.
+  const auto num_groups = static_cast<std::uint32_t>(groups.size());
+  groups.push_back(Group{-1, static_cast<std::uint32_t>(sender_tx.size())});
+  if (reduction_rules) reduce_inputs.push_back({static_cast<std::uint32_t>(rin_tx.size()), 0});
+  auto sender_end = [&](std::uint32_t g) { return groups[g + 1].sender_begin; };
+  auto rin_end = [&](std::uint32_t g) { return reduce_inputs[g + 1].rin_begin; };
 
   std::vector<char> rin_done(rin_tx.size(), 0);
 
   // The group of (device, chunk), for diagnostics only (linear in the chunk's groups).
-  auto find_group = [&](ChunkId c, DeviceId device) -> const Group* {
+  auto find_group = [&](ChunkId c, DeviceId device) -> std::uint32_t {
     for (std::uint32_t g = group_offsets[c]; g < group_offsets[c + 1]; ++g)
-      if (groups[g].device == device) return &groups[g];
-    return nullptr;
+      if (groups[g].device == device) return g;
+    return kNoGroup;
   };
 
   // State: the chunk side here, links and switch ports in the port engine (one message per
@@ -257,26 +283,28 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   std::vector<std::uint32_t> pending(num_transfers);  // chunks not yet present at the source
   for (std::size_t i = 0; i < num_transfers; ++i)
     pending[i] = static_cast<std::uint32_t>(transfers[i].num_chunks);
-  auto ready = [&](const Group& g, const Sender& s) {
+  auto ready = [&](std::uint32_t g, const SenderMode& s) {
     switch (s.wait) {
       case Wait::kNothing:
         return true;
       case Wait::kFirstAny:
-        return g.arrived;
+        return (groups[g].flags & kArrived) != 0;
       case Wait::kFirstCopy:
-        return g.copy_arrived;
+        return (groups[g].flags & kCopyArrived) != 0;
       case Wait::kPartialSums:
-        return g.done_prefix - g.rin_begin >= s.need;
+        return reduce_inputs[g].done_prefix - reduce_inputs[g].rin_begin >= s.need;
     }
     return false;
   };
   auto wake = [&](detail::PortEngine& engine, std::uint32_t x, Time now) {
     if (--pending[x] == 0) engine.ready(x, now);
   };
-  auto advance = [&](detail::PortEngine& engine, Group& g, Time now) {
-    if (!g.scan) {
-      if (!g.source && !g.arrived) return;
-      while (g.woken < g.sender_end) wake(engine, senders[g.woken++].tx, now);
+  auto advance = [&](detail::PortEngine& engine, std::uint32_t gi, Time now) {
+    Group& g = groups[gi];
+    const std::uint32_t end = sender_end(gi);
+    if (!(g.flags & kScan)) {
+      if (!(g.flags & (kSource | kArrived))) return;
+      while (g.woken < end) wake(engine, sender_tx[g.woken++], now);
       return;
     }
     // A sender waits for the first delivery, the first copy or a count of partial sums. The
@@ -285,24 +313,25 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     // decrease in sender order (senders by recorded start, deliveries by recorded end), so a
     // cursor wakes them in the same order without passing over the group again: a pass per
     // arrival was quadratic in a group's senders (direct All-Reduce at 1,024 NPUs).
-    if (!g.scanned || g.arrived != g.scanned_arrived || g.copy_arrived != g.scanned_copy) {
-      g.scanned = true;
-      g.scanned_arrived = g.arrived;
-      g.scanned_copy = g.copy_arrived;
-      for (std::uint32_t k = g.sender_begin; k < g.sender_end; ++k)
-        if (!senders[k].woken && ready(g, senders[k])) {
-          senders[k].woken = true;
-          wake(engine, senders[k].tx, now);
+    const auto seen =
+        static_cast<std::uint8_t>(kScanned | ((g.flags & kArrived) ? kScannedArrived : 0) |
+                                  ((g.flags & kCopyArrived) ? kScannedCopy : 0));
+    if ((g.flags & (kScanned | kScannedArrived | kScannedCopy)) != seen) {
+      g.flags = static_cast<std::uint8_t>((g.flags & ~(kScannedArrived | kScannedCopy)) | seen);
+      for (std::uint32_t k = g.sender_begin; k < end; ++k)
+        if (!modes[k].woken && ready(gi, modes[k])) {
+          modes[k].woken = true;
+          wake(engine, sender_tx[k], now);
         }
     }
-    const std::uint32_t done = g.done_prefix - g.rin_begin;
-    for (; g.woken < g.sender_end; ++g.woken) {
-      Sender& s = senders[g.woken];
+    const std::uint32_t done = reduce_inputs[gi].done_prefix - reduce_inputs[gi].rin_begin;
+    for (; g.woken < end; ++g.woken) {
+      SenderMode& s = modes[g.woken];
       if (s.wait != Wait::kPartialSums) continue;  // woken by a full pass
       if (s.need > done) break;
       if (!s.woken) {
         s.woken = true;
-        wake(engine, s.tx, now);
+        wake(engine, sender_tx[g.woken], now);
       }
     }
   };
@@ -312,19 +341,19 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     for (std::int32_t k = 0; k < t.num_chunks; ++k) {
       const std::uint32_t group = deliver_group[t.first_chunk + k];
       if (group == kNoGroup) continue;  // nobody sends this chunk on from t.dst
-      Group* g = &groups[group];
-      g->arrived = true;
-      if (!t.reduce) g->copy_arrived = true;
+      groups[group].flags |= t.reduce ? kArrived : kArrived | kCopyArrived;
       if (t.reduce) {
-        auto begin = rin_tx.begin() + g->rin_begin;
-        auto end = rin_tx.begin() + g->rin_end;
+        ReduceInputs& inputs = reduce_inputs[group];
+        const std::uint32_t last = rin_end(group);
+        auto begin = rin_tx.begin() + inputs.rin_begin;
+        auto end = rin_tx.begin() + last;
         auto it = std::lower_bound(begin, end, x, [&](std::uint32_t a, std::uint32_t y) {
           return transfers[a].end != transfers[y].end ? transfers[a].end < transfers[y].end : a < y;
         });
         for (; it != end && *it == x; ++it) rin_done[it - rin_tx.begin()] = 1;
-        while (g->done_prefix < g->rin_end && rin_done[g->done_prefix]) ++g->done_prefix;
+        while (inputs.done_prefix < last && rin_done[inputs.done_prefix]) ++inputs.done_prefix;
       }
-      advance(engine, *g, now);
+      advance(engine, group, now);
     }
   };
   auto nothing = [](auto&&...) {};
@@ -353,7 +382,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   by_link = {};
   engine.cache_serialization(collective.chunk_bytes());
 
-  for (Group& g : groups) advance(engine, g, 0);
+  for (std::uint32_t g = 0; g < num_groups; ++g) advance(engine, g, 0);
   for (LinkId l = 0; l < num_links; ++l) engine.try_start(l, 0);
   engine.run();
   SimulationResult result;
@@ -372,29 +401,32 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   const Transfer& t = transfers[stuck];
   std::string why = "it waits for a chunk that never reaches its source";
   for (ChunkId c : algorithm.chunks(t)) {
-    const Group* g = find_group(c, t.src);
-    if (g == nullptr) continue;
-    std::uint32_t position = g->sender_end;
-    for (std::uint32_t p = g->scan ? g->sender_begin : g->woken; p < g->sender_end; ++p)
-      if (senders[p].tx == stuck && !(g->scan && senders[p].woken)) {
+    const std::uint32_t gi = find_group(c, t.src);
+    if (gi == kNoGroup) continue;
+    const Group& g = groups[gi];
+    const bool scan = (g.flags & kScan) != 0;
+    const std::uint32_t end = sender_end(gi);
+    std::uint32_t position = end;
+    for (std::uint32_t p = scan ? g.sender_begin : g.woken; p < end; ++p)
+      if (sender_tx[p] == stuck && !(scan && modes[p].woken)) {
         position = p;
         break;
       }
-    if (position == g->sender_end) continue;  // this chunk is present
+    if (position == end) continue;  // this chunk is present
     const std::string chunk = "chunk " + std::to_string(c);
     const std::string at = describe_device(topology, t.src);
     const std::string cycle =
         " (deadlock: a dependency cycle through the per-link order of recorded starts)";
-    const Sender& sender = senders[position];
-    if (g->scan && sender.wait == Wait::kPartialSums) {
-      why = "it waits for " +
-            std::string(sender.need == 1 ? "the partial sum" : "all partial sums") + " of " +
-            chunk + " recorded to reach " + at + " before it (" + std::to_string(sender.need) +
-            "), but " + describe_transfer(algorithm, rin_tx[g->done_prefix]) + " never runs" +
-            cycle;
+    const Wait wait = scan ? modes[position].wait : Wait::kFirstAny;
+    if (wait == Wait::kPartialSums) {
+      const std::uint32_t need = modes[position].need;
+      why = "it waits for " + std::string(need == 1 ? "the partial sum" : "all partial sums") +
+            " of " + chunk + " recorded to reach " + at + " before it (" + std::to_string(need) +
+            "), but " + describe_transfer(algorithm, rin_tx[reduce_inputs[gi].done_prefix]) +
+            " never runs" + cycle;
       break;
     }
-    const bool copies_only = g->scan && sender.wait == Wait::kFirstCopy;
+    const bool copies_only = wait == Wait::kFirstCopy;
     std::size_t deliverer = num_transfers;
     for (std::size_t i = 0; i < num_transfers && deliverer == num_transfers; ++i)
       if (transfers[i].dst == t.src && !(copies_only && transfers[i].reduce))

@@ -7,14 +7,18 @@
 
 namespace tacos::detail {
 
-AllGatherPlan::AllGatherPlan(const Collective& collective) { require_within_budget(collective); }
+AllGatherPlan::AllGatherPlan(const Collective& collective, double budget) : budget_(budget) {
+  require_within_budget(collective, budget);
+}
 
-void AllGatherPlan::require_within_budget(const Collective& collective) {
+void AllGatherPlan::require_within_budget(const Collective& collective, double budget) {
   const double n = collective.num_members();
   const double transfers = n * (n - 1) * collective.chunks_per_npu() *
                            (collective.kind() == CollectiveKind::kAllReduce ? 2 : 1);
-  require_transfers_within(transfers, kBaselineTransferBudget,
-                           "%.0f chunk transfers > %.0f, the baselines' budget");
+  require_transfers_within(transfers, budget,
+                           budget == kBucketTransferBudget
+                               ? "%.0f chunk transfers > %.0f, bucket's budget"
+                               : "%.0f chunk transfers > %.0f, the baselines' budget");
 }
 
 void AllGatherPlan::send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks) {
@@ -54,7 +58,7 @@ Algorithm AllGatherPlan::build_by_steps(const Topology& topology, const Topology
   if (!run_phases(collective.kind(), all_gather, reduce_scatter))
     throw Error(name + " is defined for all-gather, reduce-scatter and all-reduce, not " +
                 to_string(collective.kind()));
-  return schedule.build(name, model);
+  return schedule.build(name, model, budget_);
 }
 
 // Reversing the steps alone lets the simulator start every partial sum at once (a member's own

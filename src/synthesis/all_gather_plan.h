@@ -16,10 +16,11 @@ namespace tacos::detail {
 class AllGatherPlan {
  public:
   // Throws BaselineOverBudget when N (N - 1) K chunk transfers (twice for All-Reduce) are over
-  // kBaselineTransferBudget, before anything is planned.
-  static void require_within_budget(const Collective& collective);
-  // Checks the budget (require_within_budget).
-  explicit AllGatherPlan(const Collective& collective);
+  // `budget`, before anything is planned.
+  static void require_within_budget(const Collective& collective,
+                                    double budget = kBaselineTransferBudget);
+  // Checks the budget (require_within_budget), which also bounds the routed schedule.
+  explicit AllGatherPlan(const Collective& collective, double budget = kBaselineTransferBudget);
 
   // One All-Gather message at logical step `step` (dependencies at smaller steps).
   void send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks);
@@ -48,6 +49,7 @@ class AllGatherPlan {
   std::vector<Message> messages_;
   std::vector<ChunkId> pool_;
   std::int64_t end_ = 0;  // one past the last step
+  double budget_;
 };
 
 }  // namespace tacos::detail

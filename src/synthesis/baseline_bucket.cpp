@@ -310,7 +310,7 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
   if (collective.kind() == CollectiveKind::kAllToAll)
     return bucket_all_to_all(topology, timing, collective, model, active);
   // Every message goes to a neighbour: the budget is known before anything is planned.
-  AllGatherPlan plan(collective);
+  AllGatherPlan plan(collective, kBucketTransferBudget);
   const int rotations = std::max<int>(1, static_cast<int>(active.size()));
   // Pieces go to rotations round-robin; a rotation's pieces are pipelined one message each.
   const int pieces_per_rotation = (k_count + rotations - 1) / rotations;

@@ -80,9 +80,10 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   if (!request.auto_chunks)
     return run_once(info, network, request.collective_at(network.npus(), request.chunks_per_npu),
                     request.options);
-  // The chunk deliveries every schedule needs, against the baselines' budget: an All-Gather on
-  // 1,024 NPUs still tries K = 2 (2,095,104), where a torus first pipelines.
-  constexpr double kTransferBudget = kBaselineTransferBudget;
+  // The chunk deliveries every schedule needs, against the algorithm's budget: an All-Gather on
+  // 1,024 NPUs still tries K = 2 (2,095,104), where a torus first pipelines, and bucket K = 2 on
+  // 4,096 NPUs.
+  const double transfer_budget = info.transfer_budget;
   constexpr double kRootedTransferBudget = 2e6;
   constexpr double kMinGain = 0.005;  // a doubling must win at least this much to count
   std::optional<SynthesisRun> best;
@@ -104,7 +105,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     return rooted(probe.kind())
                ? members * pieces > kRootedTransferBudget
                : (members - 1) * pieces * (probe.kind() == Kind::kAllReduce ? 2 : 1) >
-                     kTransferBudget;
+                     transfer_budget;
   };
   for (int k = 1; k <= (1 << 20); k *= 2) {
     if (k > 1 && past_end(k)) break;
@@ -233,7 +234,8 @@ std::vector<AlgorithmInfo> make_registry() {
        "pieces (All-to-All: chunks) spread over the dimension orders",
        {Kind::kAllGather, Kind::kReduceScatter, Kind::kAllReduce, Kind::kAllToAll},
        /*needs_reducing_switch=*/false,
-       /*neighbour_messages=*/true},
+       /*neighbour_messages=*/true,
+       /*transfer_budget=*/kBucketTransferBudget},
       {"node-direct",
        "switch pods: each node's block to every other node in one message over one rail, "
        "gathered and handed on over the NVSwitch (All-to-All: PXN, a node's chunks for one GPU "

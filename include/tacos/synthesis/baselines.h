@@ -145,6 +145,13 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
 // All-to-All on dgx-a100:32 (messages of up to 255 chunks: 8.4M, 5 GiB) do not.
 inline constexpr double kBaselineTransferBudget = 2097152;
 
+// bucket's All-Gather, Reduce-Scatter and All-Reduce send only to neighbours, and from the second
+// dimension on in large blocks: a chunk transfer costs about 50 bytes and 0.15 us (torus2d:64x64
+// All-Gather at K = 2, 33.5 million: 1.6 GiB, 5 s; docs/performance.md, "Measured costs"), so
+// bucket has a budget of its own, 2^25: it holds that case, where the greedy alone is 1.205 x the
+// bound and bucket 1.103.
+inline constexpr double kBucketTransferBudget = 33554432;
+
 // bucket's All-to-All sends all that crosses a link at one hop as one message, so its chunk
 // transfers cost about a fifth of a routed one's (docs/performance.md, "Measured costs"): its
 // own budget, 2^24, which holds torus2d:32x32 at K = 1 but not at K = 2.

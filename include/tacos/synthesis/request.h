@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tacos/collective/collective.h"
+#include "tacos/synthesis/baselines.h"
 #include "tacos/synthesis/synthesizer.h"
 #include "tacos/topology/topology.h"
 
@@ -27,6 +28,9 @@ struct AlgorithmInfo {
   // estimate's N x N x K x hops, so the portfolio still tries it where that estimate is over its
   // budget (bucket, node-direct).
   bool neighbour_messages = false;
+  // Chunk deliveries a schedule needs (N - 1 per chunk; twice for All-Reduce) beyond which the
+  // `auto` K search tries no larger K: the baselines' budget, bucket's own for bucket.
+  double transfer_budget = kBaselineTransferBudget;
   bool applies_to(CollectiveKind kind) const;
 };
 
