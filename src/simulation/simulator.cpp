@@ -188,25 +188,28 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       const Entry* begin = by_chunk.data() + chunk_offsets[c];
       const Entry* end = by_chunk.data() + chunk_offsets[c + 1];
       const std::size_t first_group = groups.size();
-      for (const Entry* e = begin; e != end; ++e)
-        if (group_of[transfers[e->tx].src] == kNoGroup) {
-          group_of[transfers[e->tx].src] = static_cast<std::uint32_t>(groups.size());
-          groups.push_back(Group{transfers[e->tx].src});
+      for (const Entry* e = begin; e != end; ++e) {
+        const DeviceId src = transfers[e->tx].src;
+        if (group_of[src] == kNoGroup) {
+          group_of[src] = static_cast<std::uint32_t>(groups.size());
+          groups.push_back(Group{src});
         }
+      }
       const std::size_t local = groups.size() - first_group;
       // Count senders and reduce deliveries per group (in next_sender / next_rin for now).
       next_sender.assign(local, 0);
       next_rin.assign(local, 0);
       first_copy_end.assign(local, kForever);
       for (const Entry* e = begin; e != end; ++e) {
-        ++next_sender[group_of[transfers[e->tx].src] - first_group];
-        deliver_group[e->pool] = group_of[transfers[e->tx].dst];
-        if (group_of[transfers[e->tx].dst] == kNoGroup) continue;
-        const std::size_t g = group_of[transfers[e->tx].dst] - first_group;
+        const Transfer& t = transfers[e->tx];
+        ++next_sender[group_of[t.src] - first_group];
+        deliver_group[e->pool] = group_of[t.dst];
+        if (group_of[t.dst] == kNoGroup) continue;
+        const std::size_t g = group_of[t.dst] - first_group;
         if (is_reduce(*e))
           ++next_rin[g];
         else if (reduction_rules)
-          first_copy_end[g] = std::min(first_copy_end[g], transfers[e->tx].end);
+          first_copy_end[g] = std::min(first_copy_end[g], t.end);
       }
       const auto sources = collective.sources(c);
       auto num_senders = static_cast<std::uint32_t>(sender_tx.size());
@@ -215,20 +218,21 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
         Group& group = groups[first_group + g];
         if (std::binary_search(sources.begin(), sources.end(), group.device))
           group.flags |= kSource;
-        group.sender_begin = num_senders;
-        group.woken = num_senders;
-        num_senders += next_sender[g];
-        next_sender[g] = group.sender_begin;
+        // The counts become the cursors where each group's senders and deliveries go.
+        const std::uint32_t sends = next_sender[g], inputs = next_rin[g];
+        group.sender_begin = group.woken = next_sender[g] = num_senders;
+        num_senders += sends;
         if (reduction_rules) reduce_inputs.push_back({rins, rins});
-        rins += next_rin[g];
-        next_rin[g] = rins - next_rin[g];
+        next_rin[g] = rins;
+        rins += inputs;
       }
       sender_tx.resize(num_senders);
       rin_tx.resize(rins);
       for (const Entry* e = begin; e != end; ++e) {
-        sender_tx[next_sender[group_of[transfers[e->tx].src] - first_group]++] = e->tx;
-        if (group_of[transfers[e->tx].dst] != kNoGroup && is_reduce(*e))
-          rin_tx[next_rin[group_of[transfers[e->tx].dst] - first_group]++] = e->tx;
+        const Transfer& t = transfers[e->tx];
+        sender_tx[next_sender[group_of[t.src] - first_group]++] = e->tx;
+        if (group_of[t.dst] != kNoGroup && is_reduce(*e))
+          rin_tx[next_rin[group_of[t.dst] - first_group]++] = e->tx;
       }
       for (std::size_t g = 0; g < local; ++g) group_of[groups[first_group + g].device] = kNoGroup;
       group_offsets[c + 1] = static_cast<std::uint32_t>(groups.size());
