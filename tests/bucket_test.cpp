@@ -126,6 +126,29 @@ TEST(Bucket, OverTheBudgetSaysHowManyTransfers) {
             "67092480 chunk transfers > 33554432, bucket's budget");
 }
 
+// Below one piece per dimension order (K = 1 on a 2D torus) some links idle in every phase, so
+// there the baselines' budget holds; the `auto` search goes on past such a K and builds K = 2
+// (torus2d:39x38: 1,482 x 1,481 = 2,194,842 chunk transfers at K = 1, just over 2^21).
+TEST(Bucket, BelowOnePiecePerDimensionTheBaselinesBudgetHolds) {
+  const Topology torus = make("torus2d:39x38");
+  try {
+    synthesize_baseline(Baseline::kBucket, torus,
+                        Collective::make(CollectiveKind::kAllGather, 1482, 64 << 20, 1),
+                        LinkModel::kTacos);
+    ADD_FAILURE() << "built";
+  } catch (const BaselineOverBudget& over) {
+    EXPECT_STREQ(over.what(),
+                 "2194842 chunk transfers > 2097152, the baselines' budget (bucket's own, "
+                 "33554432, from one piece per dimension order on)");
+  }
+  const nlohmann::json searched = nlohmann::json::parse(
+      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:39x38 --collective "
+                            "all-gather --chunks-per-npu auto --json")
+          .out);
+  EXPECT_EQ(searched["chunks_per_npu"], 2);
+  EXPECT_EQ(searched["verified"], true);
+}
+
 // Past the baselines' budget (2^21) bucket is still built: torus2d:32x32 All-Gather at K = 4,
 // 4,190,208 chunk transfers (over the baselines' budget before bucket had its own), verified,
 // its pieces pipelined two per dimension order: slower than K = 2 (1.052 x the bound), whose

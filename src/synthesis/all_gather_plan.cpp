@@ -7,18 +7,18 @@
 
 namespace tacos::detail {
 
-AllGatherPlan::AllGatherPlan(const Collective& collective, double budget) : budget_(budget) {
-  require_within_budget(collective, budget);
+AllGatherPlan::AllGatherPlan(const Collective& collective, double budget,
+                             const char* over_budget_format)
+    : budget_(budget) {
+  require_within_budget(collective, budget, over_budget_format);
 }
 
-void AllGatherPlan::require_within_budget(const Collective& collective, double budget) {
+void AllGatherPlan::require_within_budget(const Collective& collective, double budget,
+                                          const char* over_budget_format) {
   const double n = collective.num_members();
   const double transfers = n * (n - 1) * collective.chunks_per_npu() *
                            (collective.kind() == CollectiveKind::kAllReduce ? 2 : 1);
-  require_transfers_within(transfers, budget,
-                           budget == kBucketTransferBudget
-                               ? "%.0f chunk transfers > %.0f, bucket's budget"
-                               : "%.0f chunk transfers > %.0f, the baselines' budget");
+  require_transfers_within(transfers, budget, over_budget_format);
 }
 
 void AllGatherPlan::send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks) {

@@ -13,14 +13,20 @@
 
 namespace tacos::detail {
 
+inline constexpr const char* kBaselinesBudgetFormat =
+    "%.0f chunk transfers > %.0f, the baselines' budget";
+
 class AllGatherPlan {
  public:
   // Throws BaselineOverBudget when N (N - 1) K chunk transfers (twice for All-Reduce) are over
-  // `budget`, before anything is planned.
+  // `budget`, before anything is planned; its message is `over_budget_format` with the count
+  // and the budget (two %.0f).
   static void require_within_budget(const Collective& collective,
-                                    double budget = kBaselineTransferBudget);
+                                    double budget = kBaselineTransferBudget,
+                                    const char* over_budget_format = kBaselinesBudgetFormat);
   // Checks the budget (require_within_budget), which also bounds the routed schedule.
-  explicit AllGatherPlan(const Collective& collective, double budget = kBaselineTransferBudget);
+  explicit AllGatherPlan(const Collective& collective, double budget = kBaselineTransferBudget,
+                         const char* over_budget_format = kBaselinesBudgetFormat);
 
   // One All-Gather message at logical step `step` (dependencies at smaller steps).
   void send(NpuId from, NpuId to, std::int64_t step, std::span<const ChunkId> chunks);

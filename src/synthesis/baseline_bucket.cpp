@@ -309,9 +309,15 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
   }
   if (collective.kind() == CollectiveKind::kAllToAll)
     return bucket_all_to_all(topology, timing, collective, model, active);
-  // Every message goes to a neighbour: the budget is known before anything is planned.
-  AllGatherPlan plan(collective, kBucketTransferBudget);
   const int rotations = std::max<int>(1, static_cast<int>(active.size()));
+  // Every message goes to a neighbour: the budget is known before anything is planned. Below one
+  // piece per dimension order some links idle in every phase (K = 1 on a 2D torus: about twice
+  // the bound), so there the baselines' budget holds and bucket's own only from K = dimensions.
+  const bool every_link = k_count >= rotations;
+  AllGatherPlan plan(collective, every_link ? kBucketTransferBudget : kBaselineTransferBudget,
+                     every_link ? "%.0f chunk transfers > %.0f, bucket's budget"
+                                : "%.0f chunk transfers > %.0f, the baselines' budget (bucket's "
+                                  "own, 33554432, from one piece per dimension order on)");
   // Pieces go to rotations round-robin; a rotation's pieces are pipelined one message each.
   const int pieces_per_rotation = (k_count + rotations - 1) / rotations;
   int longest_phase = 0;

@@ -26,9 +26,11 @@ double seconds_since(std::chrono::steady_clock::time_point started) {
 
 bool rooted(CollectiveKind kind) { return kind == Kind::kBroadcast || kind == Kind::kReduce; }
 
-// One algorithm at one K, verified.
+// One algorithm at one K, verified. `over_budget` (if given) tells a baseline skipped for its
+// budget from one that does not apply.
 SynthesisRun run_once(const AlgorithmInfo& info, const Topology& network,
-                      const Collective& collective, const SynthesisOptions& options) {
+                      const Collective& collective, const SynthesisOptions& options,
+                      bool* over_budget = nullptr) {
   SynthesisRun run;
   run.name = info.name;
   if (info.name == "tacos") {
@@ -44,6 +46,7 @@ SynthesisRun run_once(const AlgorithmInfo& info, const Topology& network,
       run.result.algorithm = synthesize_baseline(baseline, network, collective, options.link_model);
     } catch (const BaselineOverBudget& over) {
       run.skipped_reason = over.what();
+      if (over_budget) *over_budget = true;
       return run;
     }
     run.result.seconds = seconds_since(started);
@@ -93,6 +96,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
   std::string stopped;
   std::string abandoned;
   std::string cut_by;
+  std::optional<SynthesisRun> skipped;  // a K over the baselines' budget, below a larger own one
   // Where the search ends by its own rules: no K past this one is tried.
   auto past_end = [&](int k) {
     if (k > (1 << 20)) return true;
@@ -137,7 +141,9 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
       options.deadline = to_beat->time;
       options.deadline_name = to_beat->name + "'s";
     }
-    SynthesisRun run = run_once(info, network, request.collective_at(network.npus(), k), options);
+    bool over_budget = false;
+    SynthesisRun run =
+        run_once(info, network, request.collective_at(network.npus(), k), options, &over_budget);
     seconds += run.result.seconds;
     if (!run.result.abandoned.empty()) {
       // Not a result: no gain, and never the best.
@@ -154,7 +160,14 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
       if (++without_gain == 2) break;
       continue;
     }
-    // Inapplicable at every K, or over the baselines' budget: past it, larger K only grow.
+    // Inapplicable at every K, or over the budget: past it, larger K only grow. Except where
+    // an algorithm's own budget is larger than the baselines' but holds only from some K on
+    // (bucket's from one piece per dimension order): below it, a larger K may still be built.
+    if (run.skipped_reason && !best && over_budget &&
+        info.transfer_budget > kBaselineTransferBudget) {
+      skipped = std::move(run);
+      continue;
+    }
     if (run.skipped_reason && best) break;
     if (run.skipped_reason) return run;
     const bool gain =
@@ -166,6 +179,7 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     else if (++without_gain == 2)
       break;
   }
+  if (!best) return std::move(*skipped);  // every K tried was over the budget
   best->result.seconds = seconds;
   best->auto_stopped = stopped;
   best->abandoned = abandoned;

@@ -149,7 +149,8 @@ inline constexpr double kBaselineTransferBudget = 2097152;
 // dimension on in large blocks: a chunk transfer costs about 50 bytes and 0.15 us (torus2d:64x64
 // All-Gather at K = 2, 33.5 million: 1.6 GiB, 5 s; docs/performance.md, "Measured costs"), so
 // bucket has a budget of its own, 2^25: it holds that case, where the greedy alone is 1.205 x the
-// bound and bucket 1.103.
+// bound and bucket 1.103. It applies from one piece per dimension order on (K >= the torus's or
+// mesh's dimensions); below, where some links idle in every phase, the baselines' budget holds.
 inline constexpr double kBucketTransferBudget = 33554432;
 
 // bucket's All-to-All sends all that crosses a link at one hop as one message, so its chunk
