@@ -24,6 +24,17 @@ Topology make(const std::string& spec) {
   return generate_topology(spec, parse_link_params("50", "0.5us"));
 }
 
+// What bucket says when `kind` at K = k (64 MiB) is over its budget, or "built".
+std::string over_budget_message(const Topology& topology, CollectiveKind kind, int k) {
+  try {
+    synthesize_baseline(Baseline::kBucket, topology,
+                        Collective::make(kind, topology.npus(), 64 << 20, k), LinkModel::kTacos);
+  } catch (const BaselineOverBudget& over) {
+    return over.what();
+  }
+  return "built";
+}
+
 // latency + bytes / bandwidth at 50 GB/s and 0.5 us, in us.
 double message_us(double bytes) { return 0.5 + bytes / (50.0 * (1 << 30)) * 1e6; }
 
@@ -111,18 +122,9 @@ TEST(Bucket, SaysWhyItDoesNotApply) {
 TEST(Bucket, OverTheBudgetSaysHowManyTransfers) {
   EXPECT_EQ(kBucketTransferBudget, 33554432);
   const Topology torus = make("torus2d:64x64");
-  auto message = [&](CollectiveKind kind, int k) -> std::string {
-    try {
-      synthesize_baseline(Baseline::kBucket, torus, Collective::make(kind, 4096, 64 << 20, k),
-                          LinkModel::kTacos);
-    } catch (const BaselineOverBudget& over) {
-      return over.what();
-    }
-    return "built";
-  };
-  EXPECT_EQ(message(CollectiveKind::kAllGather, 4),
+  EXPECT_EQ(over_budget_message(torus, CollectiveKind::kAllGather, 4),
             "67092480 chunk transfers > 33554432, bucket's budget");
-  EXPECT_EQ(message(CollectiveKind::kAllReduce, 2),
+  EXPECT_EQ(over_budget_message(torus, CollectiveKind::kAllReduce, 2),
             "67092480 chunk transfers > 33554432, bucket's budget");
 }
 
@@ -130,21 +132,11 @@ TEST(Bucket, OverTheBudgetSaysHowManyTransfers) {
 // there the baselines' budget holds; the `auto` search goes on past such a K and builds K = 2
 // (torus2d:39x38: 1,482 x 1,481 = 2,194,842 chunk transfers at K = 1, just over 2^21).
 TEST(Bucket, BelowOnePiecePerDimensionTheBaselinesBudgetHolds) {
-  const Topology torus = make("torus2d:39x38");
-  try {
-    synthesize_baseline(Baseline::kBucket, torus,
-                        Collective::make(CollectiveKind::kAllGather, 1482, 64 << 20, 1),
-                        LinkModel::kTacos);
-    ADD_FAILURE() << "built";
-  } catch (const BaselineOverBudget& over) {
-    EXPECT_STREQ(over.what(),
-                 "2194842 chunk transfers > 2097152, the baselines' budget (bucket's own, "
-                 "33554432, from one piece per dimension order on)");
-  }
-  const nlohmann::json searched = nlohmann::json::parse(
-      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:39x38 --collective "
-                            "all-gather --chunks-per-npu auto --json")
-          .out);
+  EXPECT_EQ(over_budget_message(make("torus2d:39x38"), CollectiveKind::kAllGather, 1),
+            "2194842 chunk transfers > 2097152, the baselines' budget (bucket's own, 33554432, "
+            "from one piece per dimension order on)");
+  const nlohmann::json searched = tacos_test::run_json(
+      "synthesize --algorithm bucket --topology torus2d:39x38 --chunks-per-npu auto --json");
   EXPECT_EQ(searched["chunks_per_npu"], 2);
   EXPECT_EQ(searched["verified"], true);
 }
@@ -154,19 +146,15 @@ TEST(Bucket, BelowOnePiecePerDimensionTheBaselinesBudgetHolds) {
 // its pieces pipelined two per dimension order: slower than K = 2 (1.052 x the bound), whose
 // 8 one-chunk and 8 block messages per link pay less latency.
 TEST(Bucket, BuiltPastTheBaselinesBudget) {
-  const nlohmann::json four = nlohmann::json::parse(
-      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:32x32 --collective "
-                            "all-gather --chunks-per-npu 4 --json")
-          .out);
+  const nlohmann::json four = tacos_test::run_json(
+      "synthesize --algorithm bucket --topology torus2d:32x32 --chunks-per-npu 4 --json");
   EXPECT_EQ(four["verified"], true);
   EXPECT_EQ(four["chunks_per_npu"], 4);
   // Per NPU and piece: 16 hops each way round its row, then its column, the antipode's half
   // block one message from each side, except the first phase's one chunk (one side only).
   EXPECT_EQ(four["transfers"], 32 * 32 * 4 * (31 + 32));
-  const nlohmann::json two = nlohmann::json::parse(
-      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:32x32 --collective "
-                            "all-gather --chunks-per-npu 2 --json")
-          .out);
+  const nlohmann::json two = tacos_test::run_json(
+      "synthesize --algorithm bucket --topology torus2d:32x32 --chunks-per-npu 2 --json");
   EXPECT_GT(four["collective_time_us"].get<double>(), two["collective_time_us"].get<double>());
 }
 
@@ -177,10 +165,9 @@ TEST(Bucket, BuiltPastTheBaselinesBudget) {
 // first ring, then 15 blocks and the antipode's half block round the second,
 // 16 x (0.5 + 0.6104) + 15 x (0.5 + 19.5313) + (0.5 + 9.7656) = 328.5 us, so 657.0 in all.
 TEST(Bucket, AllReduceBuiltPastTheBaselinesBudgetByHand) {
-  const nlohmann::json built = nlohmann::json::parse(
-      tacos_test::run_tacos("synthesize --algorithm bucket --topology torus2d:32x32 --collective "
-                            "all-reduce --chunks-per-npu 2 --json")
-          .out);
+  const nlohmann::json built = tacos_test::run_json(
+      "synthesize --algorithm bucket --topology torus2d:32x32 --collective all-reduce "
+      "--chunks-per-npu 2 --json");
   EXPECT_NEAR(built["collective_time_us"].get<double>(), 657.0, 1e-4);
   EXPECT_EQ(built["verified"], true);
 }
@@ -276,16 +263,8 @@ TEST(Bucket, AllToAllNearTheBoundAt512Npus) {
 // 16,777,216 at K = 1, bucket's All-to-All budget itself (built: 1.0032 x the bound in the
 // at-scale table); K = 2 is over it.
 TEST(Bucket, AllToAllOverTheBudgetSaysHowManyTransfers) {
-  const Topology torus = make("torus2d:32x32");
-  try {
-    synthesize_baseline(Baseline::kBucket, torus,
-                        Collective::make(CollectiveKind::kAllToAll, 1024, 64 << 20, 2),
-                        LinkModel::kTacos);
-    FAIL() << "built";
-  } catch (const BaselineOverBudget& over) {
-    EXPECT_STREQ(over.what(),
-                 "33554432 chunk transfers > 16777216, the budget of bucket's All-to-All");
-  }
+  EXPECT_EQ(over_budget_message(make("torus2d:32x32"), CollectiveKind::kAllToAll, 2),
+            "33554432 chunk transfers > 16777216, the budget of bucket's All-to-All");
   EXPECT_EQ(kBucketAllToAllBudget, 16777216);
 }
 
