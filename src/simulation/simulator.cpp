@@ -37,11 +37,11 @@ enum GroupFlag : std::uint8_t {
   kSource = 1,       // the device holds the chunk at time 0
   kArrived = 2,      // some transfer has delivered the chunk to the device
   kCopyArrived = 4,  // some copy (not reduce) transfer has delivered it
-  kScan = 8,         // reduction rules: senders have modes, checked one by one
-  // Reduction rules: what the last full pass over the senders saw (see `advance`).
-  kScanned = 16,
-  kScannedArrived = 32,
-  kScannedCopy = 64,
+  // Reduction rules (senders have modes, checked one by one): what the last full pass over the
+  // senders saw (see `advance`).
+  kScanned = 8,
+  kScannedArrived = 16,
+  kScannedCopy = 32,
 };
 
 struct Group {
@@ -239,8 +239,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
       if (!reduction_rules) continue;  // copy rules: every sender waits for source || arrived
       modes.resize(num_senders);
       for (std::size_t g = 0; g < local; ++g) {
-        Group& group = groups[first_group + g];
-        group.flags |= kScan;
+        const Group& group = groups[first_group + g];
         const std::uint32_t sender_end = next_sender[g];
         const std::uint32_t rin_begin = reduce_inputs[first_group + g].rin_begin;
         const std::uint32_t rin_end = next_rin[g];
@@ -306,7 +305,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
   auto advance = [&](detail::PortEngine& engine, std::uint32_t gi, Time now) {
     Group& g = groups[gi];
     const std::uint32_t end = sender_end(gi);
-    if (!(g.flags & kScan)) {
+    if (!reduction_rules) {
       if (!(g.flags & (kSource | kArrived))) return;
       while (g.woken < end) wake(engine, sender_tx[g.woken++], now);
       return;
@@ -408,7 +407,7 @@ SimulationResult simulate(const Algorithm& algorithm, const Topology& topology, 
     const std::uint32_t gi = find_group(c, t.src);
     if (gi == kNoGroup) continue;
     const Group& g = groups[gi];
-    const bool scan = (g.flags & kScan) != 0;
+    const bool scan = reduction_rules;
     const std::uint32_t end = sender_end(gi);
     std::uint32_t position = end;
     for (std::uint32_t p = scan ? g.sender_begin : g.woken; p < end; ++p)

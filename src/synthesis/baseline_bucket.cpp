@@ -314,10 +314,13 @@ Algorithm bucket_baseline(const Topology& topology, const Topology& timing,
   // piece per dimension order some links idle in every phase (K = 1 on a 2D torus: about twice
   // the bound), so there the baselines' budget holds and bucket's own only from K = dimensions.
   const bool every_link = k_count >= rotations;
+  const std::string over_budget =
+      every_link ? "%.0f chunk transfers > %.0f, bucket's budget"
+                 : "%.0f chunk transfers > %.0f, the baselines' budget (bucket's own, " +
+                       std::to_string(static_cast<std::int64_t>(kBucketTransferBudget)) +
+                       ", from one piece per dimension order on)";
   AllGatherPlan plan(collective, every_link ? kBucketTransferBudget : kBaselineTransferBudget,
-                     every_link ? "%.0f chunk transfers > %.0f, bucket's budget"
-                                : "%.0f chunk transfers > %.0f, the baselines' budget (bucket's "
-                                  "own, 33554432, from one piece per dimension order on)");
+                     over_budget.c_str());
   // Pieces go to rotations round-robin; a rotation's pieces are pipelined one message each.
   const int pieces_per_rotation = (k_count + rotations - 1) / rotations;
   int longest_phase = 0;

@@ -156,6 +156,20 @@ std::vector<std::int64_t> batch_caps(const Topology& topology, const Collective&
   return caps;
 }
 
+// The batch sizes (GreedyMatcher::kBatchLatencies) worth a run: those whose caps differ from
+// the size before (caps grow with the size, and equal caps give the same schedule).
+std::vector<int> distinct_batch_latencies(const Topology& topology, const Collective& collective) {
+  std::vector<int> distinct;
+  std::vector<std::int64_t> previous;
+  for (const int latencies : detail::GreedyMatcher::kBatchLatencies) {
+    std::vector<std::int64_t> caps = batch_caps(topology, collective, latencies);
+    if (caps == previous) continue;
+    distinct.push_back(latencies);
+    previous = std::move(caps);
+  }
+  return distinct;
+}
+
 // Some direct link batches two chunks or more at the smallest batch size tried
 // (greedy_matcher.h); never through switches nor under the astra model.
 bool small_chunks(const Topology& topology, const Collective& collective, LinkModel model) {
@@ -249,11 +263,7 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     static const ProgressCallback kQuiet;
     std::optional<TrialOutcome> batched_best;
     if (!keep && !retime && context.batch) {
-      std::vector<std::int64_t> tried_caps;
-      for (const int latencies : detail::GreedyMatcher::kBatchLatencies) {
-        std::vector<std::int64_t> caps = batch_caps(topology, collective, latencies);
-        if (caps == tried_caps) continue;
-        tried_caps = std::move(caps);
+      for (const int latencies : distinct_batch_latencies(topology, collective)) {
         detail::GreedyMatcher batched(topology, collective, model, seed, false,
                                       batched_best ? kQuiet : progress, context.matcher_threads,
                                       latencies);
@@ -305,7 +315,7 @@ TrialOutcome run_copy(const Topology& topology, const Collective& collective,
     // Batched messages (greedy_matcher.h) at three message sizes, each kept if faster than the
     // best so far (the coalesced greedy's included): the best size depends on the fabric and
     // the chunk size (docs/quality.md, "Measured choices"). A batched winner is coalesced too.
-    for (const int latencies : detail::GreedyMatcher::kBatchLatencies) {
+    for (const int latencies : distinct_batch_latencies(topology, collective)) {
       const ProgressCallback quiet;  // the progress shown is the first run's
       detail::GreedyMatcher batched(topology, collective, model, seed, true, quiet,
                                     context.matcher_threads, latencies);
