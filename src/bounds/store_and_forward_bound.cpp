@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "device_groups.h"
+#include "link_fill_bound.h"
 #include "rooted_relay_bound.h"
 #include "tacos/common/units.h"
 
@@ -356,9 +357,10 @@ double all_to_all_message_bound(const Topology& t, const Collective& c) {
 
 double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
   // Broadcast and Reduce: the root's links and a far member's (rooted_relay_bound.cpp); on
-  // networks of NPUs alone that is all.
+  // networks of NPUs alone also All-Gather and Reduce-Scatter: each link in fills only as fast
+  // as its sender gathers (link_fill_bound.cpp).
   double best = rooted_relay_bound_seconds(t, c);
-  if (t.switches() == 0) return best;
+  if (t.switches() == 0) return std::max(best, link_fill_bound_seconds(t, c));
   best = std::max(best, all_to_all_message_bound(t, c));
   // Whole fabrics differ from switch by switch only where switches link to switches.
   const bool fabrics = std::any_of(t.links().begin(), t.links().end(), [&](const Link& l) {
