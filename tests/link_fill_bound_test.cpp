@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "generated_topology.h"
 #include "tacos/algorithm/algorithm.h"
 #include "tacos/algorithm/verify.h"
 #include "tacos/bounds/lower_bound.h"
@@ -171,16 +172,7 @@ TEST(LinkFillBound, OneWayLinksOfMixedSpeeds) {
 class LinkFillSchedules : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LinkFillSchedules, NoScheduleBeatsTheBound) {
-  // "SPEC" or "SPEC|BANDWIDTH|LATENCY".
-  const std::string param = GetParam();
-  std::vector<std::string> parts{""};
-  for (char ch : param)
-    if (ch == '|')
-      parts.emplace_back();
-    else
-      parts.back() += ch;
-  parts.resize(3);
-  const Topology t = net(parts[0], parts[1], parts[2]);
+  const Topology t = generated_from_param(GetParam());
   int checked = 0;
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter})
     for (Bytes size : {Bytes{1} << 20, Bytes{64} << 20})

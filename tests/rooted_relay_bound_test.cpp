@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "generated_topology.h"
 #include "tacos/bounds/lower_bound.h"
 #include "tacos/common/units.h"
 #include "tacos/synthesis/baselines.h"
@@ -97,16 +98,7 @@ TEST(RootedRelayBound, NotWhereItDoesNotHold) {
 class RootedRelaySchedules : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RootedRelaySchedules, NoScheduleBeatsTheBound) {
-  // "SPEC" or "SPEC|BANDWIDTH|LATENCY".
-  const std::string param = GetParam();
-  std::vector<std::string> parts{""};
-  for (char ch : param)
-    if (ch == '|')
-      parts.emplace_back();
-    else
-      parts.back() += ch;
-  parts.resize(3);
-  const Topology t = net(parts[0], parts[1], parts[2]);
+  const Topology t = generated_from_param(GetParam());
   int checked = 0;
   for (CollectiveKind kind : {CollectiveKind::kBroadcast, CollectiveKind::kReduce})
     for (Bytes size : {Bytes{1} << 20, Bytes{64} << 20})

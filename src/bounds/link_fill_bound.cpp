@@ -158,7 +158,10 @@ double link_fill_bound_seconds(const Topology& t, const Collective& c) {
                 std::move(feeds), need[static_cast<std::size_t>(v)]};
   };
   auto compute = [&](const Kind& k) {
-    const auto& [latency_ps, rate, own_bytes, feeds, lacks] = k;
+    // Named: clang before 16 cannot capture structured bindings in a lambda.
+    const Time latency_ps = std::get<0>(k);
+    const double rate = std::get<1>(k), own_bytes = std::get<2>(k), lacks = std::get<4>(k);
+    const std::vector<Feed>& feeds = std::get<3>(k);
     auto holds = [&](double time) {  // seconds of this link's bytes
       double bytes = own_bytes;
       for (const auto& [feed_latency, feed_rate] : feeds)
