@@ -24,6 +24,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -175,6 +176,7 @@ double link_fill_bound_seconds(const Topology& t, const Collective& c) {
 
   double best = 0;
   bool read_one = false;
+  std::set<std::vector<Kind>> read;  // NPUs alike (every NPU of a torus) are read once
   for (const auto& [fluid, v] : order) {
     std::vector<Kind> kinds;
     std::size_t missing = 0;
@@ -184,22 +186,32 @@ double link_fill_bound_seconds(const Topology& t, const Collective& c) {
     }
     if (read_one && capacity.size() + missing > kMostLinkKinds) continue;
     read_one = true;
+    std::sort(kinds.begin(), kinds.end());
+    if (!read.insert(kinds).second) continue;
     std::vector<const std::vector<double>*> caps;
     for (const Kind& k : kinds) {
       auto it = capacity.find(k);
       if (it == capacity.end()) it = capacity.emplace(k, compute(k)).first;
       caps.push_back(&it->second);
     }
-    // The first grid time by which v's links in can have delivered what it lacks; any earlier
-    // time falls short, so the collective takes longer than the grid time before it.
+    // The first grid time by which v's links in can have delivered what it lacks (each
+    // capacity grows with time, so their sum does); any earlier time falls short, so the
+    // collective takes longer than the grid time before it.
     const double lacks = need[static_cast<std::size_t>(v)];
-    std::size_t j = 0;
-    for (; j < static_cast<std::size_t>(kGridPoints); ++j) {
+    auto short_of = [&](std::size_t j) {
       double total = 0;
       for (const auto* cap : caps) total += (*cap)[j];
-      if (total >= lacks) break;
+      return total < lacks;
+    };
+    std::size_t lo = 0, hi = kGridPoints;  // short_of holds below lo, fails from hi on
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (short_of(mid))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    const double bound_v = j == 0 ? 0 : static_cast<double>(j - 1) * step;
+    const double bound_v = lo == 0 ? 0 : static_cast<double>(lo - 1) * step;
     best = std::max(best, bound_v);
   }
   // Floating-point sums: err towards a smaller bound.
