@@ -18,16 +18,10 @@
 #include "tacos/simulation/simulator.h"
 #include "tacos/synthesis/baselines.h"
 #include "tacos/synthesis/synthesizer.h"
-#include "tacos/topology/generators.h"
 #include "test_printers.h"
 
 namespace tacos {
 namespace {
-
-Topology net(const std::string& spec, const std::string& bandwidth = "",
-             const std::string& latency = "") {
-  return generate_topology(spec, parse_link_params(bandwidth, latency));
-}
 
 LowerBound bound(const Topology& t, CollectiveKind kind, Bytes size, int k = 1) {
   return compute_lower_bound(t, Collective::make(kind, t.npus(), size, k));
@@ -70,7 +64,7 @@ TEST(LinkFillBound, CapacityOfOneLinkByHand) {
 // carrying its sender's own chunk in one message: 0.5 + 156.25 us. Every link starts at once,
 // so tacos meets it exactly.
 TEST(LinkFillBound, FullyConnectedIsOneMessagePerLink) {
-  const Topology t = net("fc:8");
+  const Topology t = generated_from_param("fc:8");
   const LowerBound b = bound(t, CollectiveKind::kAllGather, Bytes{64} << 20);
   EXPECT_NEAR(b.lower_bound_us, 156.25, 1e-9);
   EXPECT_NEAR(b.store_and_forward_bound_us, 156.75, 0.005);
@@ -89,7 +83,7 @@ TEST(LinkFillBound, FullyConnectedIsOneMessagePerLink) {
 // The schedule that meets it, K = 2: every NPU sends both its chunks each way (313 us), then
 // one of the two it received from each side on to the other side, one each (156.75 us).
 TEST(LinkFillBound, RingOfFourByHandAndASchedule) {
-  const Topology t = net("ring:4");
+  const Topology t = generated_from_param("ring:4");
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
     const LowerBound b = bound(t, kind, Bytes{64} << 20, 2);
     EXPECT_NEAR(b.lower_bound_us, 468.75, 1e-9) << to_string(kind);
@@ -124,7 +118,8 @@ TEST(LinkFillBound, RingOfFourByHandAndASchedule) {
 // half (0.5 + 4.882813 us) along the second's: 344.5 us, 1.091 x this bound (1.103 x the cut
 // bound): the 1.10.
 TEST(LinkFillBound, LargeTorusAllGather) {
-  const LowerBound b = bound(net("torus2d:64x64"), CollectiveKind::kAllGather, Bytes{64} << 20);
+  const LowerBound b =
+      bound(generated_from_param("torus2d:64x64"), CollectiveKind::kAllGather, Bytes{64} << 20);
   EXPECT_NEAR(b.lower_bound_us, 312.423706, 1e-6);
   EXPECT_NEAR(b.store_and_forward_bound_us, 315.7346, 1e-3);
   const double bucket_us = 32 * (0.5 + 0.152588) + 31 * (0.5 + 9.765625) + (0.5 + 4.882813);
@@ -137,10 +132,12 @@ TEST(LinkFillBound, NotWhereItDoesNotHold) {
   // Other collectives (All-Reduce has the gossip bound; All-to-All, Gather, Scatter none).
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kAllToAll,
                               CollectiveKind::kGather, CollectiveKind::kScatter})
-    EXPECT_EQ(bound(net("torus2d:4x4"), kind, Bytes{1} << 20).store_and_forward_bound_us, 0)
+    EXPECT_EQ(
+        bound(generated_from_param("torus2d:4x4"), kind, Bytes{1} << 20).store_and_forward_bound_us,
+        0)
         << to_string(kind);
   // Through switches: the switch-by-switch argument (store_and_forward_bound.cpp) instead.
-  const Topology sw = net("switch:8");
+  const Topology sw = generated_from_param("switch:8");
   EXPECT_EQ(bounds_detail::link_fill_bound_seconds(
                 sw, Collective::make(CollectiveKind::kAllGather, 8, Bytes{1} << 20, 1)),
             0);

@@ -9,8 +9,8 @@
 
 namespace tacos::bounds_detail {
 
-// Seconds; 0 where the argument does not apply (not All-Gather or Reduce-Scatter, switches,
-// links without latency).
+// Seconds; 0 where the argument does not apply (not All-Gather or Reduce-Scatter, switches).
+// Over links without latency it is the bytes alone (no more than the cut bound).
 double link_fill_bound_seconds(const Topology& topology, const Collective& collective);
 
 // At most how many seconds of bytes one link of latency `latency` can have delivered by each
