@@ -129,13 +129,18 @@ TEST(LinkFillBound, LargeTorusAllGather) {
 }
 
 TEST(LinkFillBound, NotWhereItDoesNotHold) {
-  // Other collectives (All-Reduce has the gossip bound; All-to-All, Gather, Scatter none).
-  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kAllToAll,
-                              CollectiveKind::kGather, CollectiveKind::kScatter})
+  // Other collectives (All-Reduce has the gossip bound and the two-member relay bound of
+  // rooted_relay_bound_test; All-to-All, Gather, Scatter none).
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllToAll, CollectiveKind::kGather, CollectiveKind::kScatter})
     EXPECT_EQ(
         bound(generated_from_param("torus2d:4x4"), kind, Bytes{1} << 20).store_and_forward_bound_us,
         0)
         << to_string(kind);
+  EXPECT_EQ(bounds_detail::link_fill_bound_seconds(
+                generated_from_param("torus2d:4x4"),
+                Collective::make(CollectiveKind::kAllReduce, 16, Bytes{1} << 20, 1)),
+            0);
   // Through switches: the switch-by-switch argument (store_and_forward_bound.cpp) instead.
   const Topology sw = generated_from_param("switch:8");
   EXPECT_EQ(bounds_detail::link_fill_bound_seconds(

@@ -1,4 +1,4 @@
-// The store-and-forward bound of Broadcast and Reduce on networks of NPUs alone
+// The store-and-forward bound of Broadcast, Reduce and All-Reduce on networks of NPUs alone
 // (src/bounds/rooted_relay_bound.cpp): closed forms worked by hand, where it does not apply, and
 // no schedule tacos or a baseline writes beats it.
 #include "../src/bounds/rooted_relay_bound.h"
@@ -83,6 +83,45 @@ TEST(RootedRelayBound, ClosedForms) {
   EXPECT_NEAR(mesh_us, 672.835, 1e-3);
 }
 
+// All-Reduce: every member's contribution leaves it and reaches every other member, so the
+// argument holds between any two members 2 hops apart or more.
+TEST(RootedRelayBound, AllReduceBetweenFarMembers) {
+  // ring:4 as in ClosedForms: NPUs 0 and 2 each send their 2 MiB over two links and take the
+  // results over two: 17 L = 1660.15625 us, above the gossip bound (2 x 3 buffers of 2 MiB over
+  // the ring's 8 links of 1 GB/s: 1464.84375 us).
+  const Topology ring = net("ring:4", "1", "97.65625us");
+  const Collective all = Collective::make(CollectiveKind::kAllReduce, 4, Bytes{2} << 20, 1);
+  const LowerBound ring_bound = compute_lower_bound(ring, all);
+  EXPECT_NEAR(ring_bound.store_and_forward_bound_us, 1660.15625, 1e-6);
+  EXPECT_NEAR(ring_bound.lower_bound_us, 1464.84375, 1e-6);
+  // A group of the two far NPUs: the same pair, NPUs 1 and 3 relaying.
+  EXPECT_NEAR(sf_us(ring, CollectiveKind::kAllReduce, Bytes{2} << 20, 1, 0, {0, 2}), 1660.15625,
+              1e-6);
+  // Neighbours only: no member relays another's contribution.
+  EXPECT_EQ(sf_us(ring, CollectiveKind::kAllReduce, Bytes{2} << 20, 1, 0, {0, 1}), 0);
+  // mesh2d:16x16 at 64 MiB: opposite corners, two links of 32 MiB (625 us) at each, 30 hops of
+  // 0.5 us apart (delta = 14 us): 672.835 us, above the gossip bound's 664.0625 (every link busy
+  // all the time), so it binds; the same as a Broadcast from a corner.
+  const Topology mesh = net("mesh2d:16x16");
+  const LowerBound mesh_bound = compute_lower_bound(
+      mesh, Collective::make(CollectiveKind::kAllReduce, mesh.npus(), Bytes{64} << 20, 2));
+  EXPECT_NEAR(mesh_bound.store_and_forward_bound_us,
+              14 + 625 + 2 * least_message_cost(625, 0.5) / 625, 1e-6);
+  EXPECT_NEAR(mesh_bound.store_and_forward_bound_us, 672.835, 1e-3);
+  EXPECT_DOUBLE_EQ(mesh_bound.lower_bound_us, 664.0625);
+  // torus2d:16x16: every NPU alike, one source read; 343.572571 us as the Broadcast, far below
+  // the gossip bound (four links each way).
+  const LowerBound torus_bound = compute_lower_bound(
+      net("torus2d:16x16"), Collective::make(CollectiveKind::kAllReduce, 256, Bytes{64} << 20, 1));
+  EXPECT_NEAR(torus_bound.store_and_forward_bound_us, 343.572571, 1e-6);
+  EXPECT_LT(torus_bound.store_and_forward_bound_us, torus_bound.lower_bound_us);
+  // Through switches it says nothing (the switches' own argument, store_and_forward_bound.cpp).
+  EXPECT_EQ(
+      bounds_detail::rooted_relay_bound_seconds(
+          net("switch:8"), Collective::make(CollectiveKind::kAllReduce, 8, Bytes{1} << 20, 1)),
+      0);
+}
+
 TEST(RootedRelayBound, NotWhereItDoesNotHold) {
   // Other collectives on direct links (All-Gather has its own: link_fill_bound_test.cpp).
   EXPECT_EQ(sf_us(net("torus2d:4x4"), CollectiveKind::kAllToAll, Bytes{1} << 20), 0);
@@ -132,6 +171,44 @@ INSTANTIATE_TEST_SUITE_P(Networks, RootedRelaySchedules,
                                            "torus2d:4x4|10|5us", "switch:4", "switch:8",
                                            "dgx-a100:2", "dgx-h100:2", "fattree:4x2x2",
                                            "fattree:4x2x2|50,100"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+// No All-Reduce schedule, tacos's or a baseline's, beats the bound on networks of NPUs alone.
+class AllReduceRelaySchedules : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AllReduceRelaySchedules, NoScheduleBeatsTheBound) {
+  const Topology t = generated_from_param(GetParam());
+  int checked = 0;
+  for (Bytes size : {Bytes{1} << 20, Bytes{64} << 20})
+    for (int k : {1, 4}) {
+      const Collective c = Collective::make(CollectiveKind::kAllReduce, t.npus(), size, k);
+      const double floor_us = compute_lower_bound(t, c).store_and_forward_bound_us;
+      ASSERT_GT(floor_us, 0);
+      SynthesisOptions options;
+      options.trials = 2;
+      options.threads = 1;
+      EXPECT_GE(to_micros(synthesize_tacos(t, c, options).collective_time), floor_us) << "K=" << k;
+      for (Baseline baseline : {Baseline::kRing, Baseline::kDirect, Baseline::kRhd, Baseline::kDbt,
+                                Baseline::kHierarchical, Baseline::kBiring, Baseline::kBucket}) {
+        if (baseline_inapplicable(baseline, t, c)) continue;
+        const Algorithm a = synthesize_baseline(baseline, t, c, LinkModel::kTacos);
+        EXPECT_GE(to_micros(a.collective_time), floor_us) << to_string(baseline) << " K=" << k;
+        ++checked;
+      }
+    }
+  // ring, direct and dbt at least.
+  EXPECT_GE(checked, 2 * 2 * 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Networks, AllReduceRelaySchedules,
+                         ::testing::Values("ring:4", "ring:8", "torus2d:4x4", "mesh2d:4x4",
+                                           "mesh2d:3x5|50,75", "mesh2d:6x6", "hypercube:16",
+                                           "torus3d:3x3x3", "torus2d:4x4|10|5us"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name)

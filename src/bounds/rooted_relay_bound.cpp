@@ -29,6 +29,14 @@
 //
 // Reduce is the same argument backwards: the partial sums that carry w's contribution leave w
 // over its out-links and reach r over its in-links, a whole message at a time through each NPU.
+//
+// All-Reduce: every member's contribution is rooted at it. For members a and w at least 2 hops
+// apart, every position's result at w depends on a's input there, so something carrying it (a
+// partial sum or not) leaves a over its out-links (S bytes in all) and reaches w over its
+// in-links through a chain of whole messages: (1) holds with a for r. It binds where a and w
+// have few links and lie far apart, as a mesh's opposite corners: mesh2d:16x16 at 64 MiB, two
+// links of 50 GB/s each side (X = 625 us), 30 hops of 0.5 us: 672.84 us, above the gossip
+// bound's 664.06 (every link busy all the time).
 #include "rooted_relay_bound.h"
 
 #include <algorithm>
@@ -39,6 +47,7 @@
 
 #include "device_groups.h"
 #include "latencies.h"
+#include "npu_symmetry.h"
 #include "tacos/common/units.h"
 
 namespace tacos::bounds_detail {
@@ -126,13 +135,90 @@ double grouped_bound(const Topology& t, const Collective& c, bool reduce, double
   return best;
 }
 
+// Members whose contributions the All-Reduce argument follows out: one where every NPU looks the
+// same, every member up to 1,024 of them, else those with the least capacity out (the largest
+// root part), at most 64: any set of pairs gives a valid bound.
+std::vector<NpuId> all_reduce_sources(const Topology& t, const Collective& c) {
+  const std::vector<NpuId>& members = c.members();
+  if (static_cast<int>(members.size()) == t.npus() && npus_are_all_alike(t)) return {members[0]};
+  if (members.size() <= 1024) return members;
+  std::vector<std::pair<double, NpuId>> by_capacity;
+  for (const NpuId m : members) {
+    const Side s = side_of(t, t.out_links(m));
+    if (s.links > 0) by_capacity.push_back({-s.links * s.bytes_per_s, m});
+  }
+  std::sort(by_capacity.begin(), by_capacity.end());
+  std::vector<NpuId> sources;
+  for (const auto& [negative_capacity, m] : by_capacity) {
+    if (negative_capacity != by_capacity.front().first || sources.size() == 64) break;
+    sources.push_back(m);
+  }
+  return sources;
+}
+
+double all_reduce_bound_seconds(const Topology& t, const Collective& c, double bytes) {
+  const std::vector<NpuId>& members = c.members();
+  std::vector<double> into(static_cast<std::size_t>(t.npus()), 0);  // w's part, per member
+  std::vector<double> largest_in(static_cast<std::size_t>(t.npus()), 0);
+  for (const NpuId w : members) {
+    const Side s = side_of(t, t.in_links(w));
+    if (s.links == 0) return 0;
+    into[static_cast<std::size_t>(w)] = side_seconds(s, bytes);
+    largest_in[static_cast<std::size_t>(w)] = s.largest_latency_s;
+  }
+  // Sources by their own part, largest first; one whose part plus the largest member's and the
+  // longest latency any pair can have (through the first source, both ways) cannot pass the
+  // best so far needs no search (on a mesh only the corners are searched).
+  std::vector<std::pair<double, NpuId>> sources;
+  for (const NpuId a : all_reduce_sources(t, c)) {
+    const Side at_a = side_of(t, t.out_links(a));
+    if (at_a.links == 0) return 0;
+    sources.push_back({side_seconds(at_a, bytes), a});
+  }
+  std::sort(sources.begin(), sources.end(), std::greater<>());
+  if (sources.empty()) return 0;
+  Latencies latencies(t);
+  const NpuId hub = sources.front().second;
+  const double largest_part = *std::max_element(into.begin(), into.end());
+  // Without a path through the hub for some member, no source is skipped.
+  double to_hub = 0, from_hub = 0;
+  for (const bool forward : {true, false}) {
+    const std::vector<Time>& d = forward ? latencies.from(hub) : latencies.to(hub);
+    double& longest = forward ? from_hub : to_hub;
+    for (const NpuId m : members)
+      longest =
+          d[static_cast<std::size_t>(m)] == kUnreachable
+              ? std::numeric_limits<double>::infinity()
+              : std::max(longest, static_cast<double>(d[static_cast<std::size_t>(m)]) * 1e-12);
+  }
+  double best = 0;
+  for (const auto& [root_part, a] : sources) {
+    if (root_part + largest_part + to_hub + from_hub <= best) continue;
+    const Side at_a = side_of(t, t.out_links(a));
+    const std::vector<int> hops = hops_from(t, a);
+    const std::vector<Time>& latency = latencies.from(a);
+    for (const NpuId w : members) {
+      const auto i = static_cast<std::size_t>(w);
+      if (w == a || hops[i] < 2) continue;
+      const double delta = std::max(
+          0.0, static_cast<double>(latency[i]) * 1e-12 - at_a.largest_latency_s - largest_in[i]);
+      best = std::max(best, delta + root_part + into[i]);
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
   const CollectiveKind kind = c.kind();
+  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
+  if (kind == CollectiveKind::kAllReduce) {
+    const double buffer = static_cast<double>(c.chunk_bytes()) * c.chunks_per_buffer();
+    return t.switches() > 0 ? 0 : all_reduce_bound_seconds(t, c, buffer) * (1 - 1e-12);
+  }
   if (kind != CollectiveKind::kBroadcast && kind != CollectiveKind::kReduce) return 0;
   const bool reduce = kind == CollectiveKind::kReduce;
-  const double bytes = static_cast<double>(c.chunk_bytes()) * c.num_chunks();
   double best = 0;
   if (t.switches() > 0) {
     // A multicast switch starts several messages from one, a reducing one combines partial

@@ -356,9 +356,10 @@ double all_to_all_message_bound(const Topology& t, const Collective& c) {
 }  // namespace
 
 double store_and_forward_bound_seconds(const Topology& t, const Collective& c) {
-  // Broadcast and Reduce: the root's links and a far member's (rooted_relay_bound.cpp); on
-  // networks of NPUs alone also All-Gather and Reduce-Scatter: each link in fills only as fast
-  // as its sender gathers (link_fill_bound.cpp).
+  // Broadcast and Reduce: the root's links and a far member's (rooted_relay_bound.cpp; on
+  // networks of NPUs alone All-Reduce too, between two far members); on networks of NPUs alone
+  // also All-Gather and Reduce-Scatter: each link in fills only as fast as its sender gathers
+  // (link_fill_bound.cpp).
   double best = rooted_relay_bound_seconds(t, c);
   if (t.switches() == 0) return std::max(best, link_fill_bound_seconds(t, c));
   best = std::max(best, all_to_all_message_bound(t, c));

@@ -6,8 +6,8 @@
 namespace tacos::bounds_detail {
 
 // Seconds; 0 where the argument does not apply (no group whose traffic all crosses uniform,
-// unicast switches; without switches, anything but Broadcast and Reduce (rooted_relay_bound.h)
-// and All-Gather and Reduce-Scatter (link_fill_bound.h)).
+// unicast switches; without switches, anything but Broadcast, Reduce and All-Reduce
+// (rooted_relay_bound.h) and All-Gather and Reduce-Scatter (link_fill_bound.h)).
 double store_and_forward_bound_seconds(const Topology& topology, const Collective& collective);
 
 }  // namespace tacos::bounds_detail

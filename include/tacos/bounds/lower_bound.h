@@ -37,7 +37,9 @@ struct LowerBound {
   // alone allows, at any message size (src/bounds/store_and_forward_bound.cpp). On networks of
   // NPUs alone, Broadcast and Reduce: NPUs relay whole messages too, so the root's links and
   // the farthest member's, a path of latencies apart, cannot both be kept busy with messages
-  // that are large and few (src/bounds/rooted_relay_bound.cpp); All-Gather and Reduce-Scatter:
+  // that are large and few (src/bounds/rooted_relay_bound.cpp), and All-Reduce likewise
+  // between two far members (each one's contribution is rooted at it); All-Gather and
+  // Reduce-Scatter:
   // a link in carries only what its sender has gathered, so it needs several messages
   // (src/bounds/link_fill_bound.cpp). 0 where none applies (other collectives without
   // switches, traffic that can bypass the switches, NPU ports of mixed speeds, multicast
