@@ -20,7 +20,7 @@ TEST(CliCompare, JsonHasEveryKeyAndSkippedReasons) {
                 plot.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["results"].size(), 10u);
+  ASSERT_EQ(j["results"].size(), 11u);
   for (const auto& row : j["results"])
     for (const char* key :
          {"algorithm", "collective_time_us", "algbw_gbps", "busbw_gbps", "lower_bound_us",

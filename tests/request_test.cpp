@@ -63,27 +63,28 @@ TEST(Request, LibraryCallEqualsTheCommandLine) {
 
 TEST(Request, TheRegistryIsTheOneListOfAlgorithms) {
   const auto& registry = algorithm_registry();
-  ASSERT_EQ(registry.size(), 13u);
+  ASSERT_EQ(registry.size(), 14u);
   EXPECT_EQ(registry.front().name, "tacos");
   EXPECT_EQ(algorithm_names_text(),
             "tacos, ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay, "
-            "nvls, nvls-tree or collnet");
+            "torus-trees, nvls, nvls-tree or collnet");
   // nvls runs where a switch reduces: compare's default leaves it out elsewhere.
-  EXPECT_EQ(algorithms_for(load_topology("ring:4", LinkParams{})).size(), 10u);
+  EXPECT_EQ(algorithms_for(load_topology("ring:4", LinkParams{})).size(), 11u);
   EXPECT_TRUE(find_algorithm("dbt").applies_to(CollectiveKind::kBroadcast));
   EXPECT_FALSE(find_algorithm("dbt").applies_to(CollectiveKind::kAllGather));
   EXPECT_THROW(find_algorithm("rings"), UnknownAlgorithm);
   // The command line's help and errors read it.
   const auto help = tacos_test::run_tacos("synthesize --help");
   EXPECT_NE(help.out.find("ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, "
-                          "relay, nvls, nvls-tree, collnet"),
+                          "relay, torus-trees, nvls, nvls-tree, collnet"),
             std::string::npos);
   const auto bad = tacos_test::run_tacos("synthesize --topology ring:4 --algorithm rings");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_EQ(
       bad.err,
       "tacos: error: --algorithm: unknown algorithm 'rings' (expected tacos, ring, direct, rhd, "
-      "dbt, hierarchical, biring, bucket, node-direct, relay, nvls, nvls-tree or collnet)\n");
+      "dbt, hierarchical, biring, bucket, node-direct, relay, torus-trees, nvls, nvls-tree or "
+      "collnet)\n");
 }
 
 TEST(Request, BaselinesThatDoNotApplySayWhy) {

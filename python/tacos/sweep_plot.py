@@ -26,7 +26,7 @@ import math
 import os
 
 _ALGORITHM_ORDER = ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket",
-                    "node-direct", "relay")
+                    "node-direct", "relay", "torus-trees")
 _LINE_STYLES = ("-", "--", ":", "-.")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 

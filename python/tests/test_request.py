@@ -17,8 +17,8 @@ def request_cases():
 
 def test_the_registry_is_the_one_list():
     assert tacos.ALGORITHMS == ("tacos", "ring", "direct", "rhd", "dbt", "hierarchical",
-                                "biring", "bucket", "node-direct", "relay", "nvls", "nvls-tree",
-                                "collnet")
+                                "biring", "bucket", "node-direct", "relay", "torus-trees", "nvls",
+                                "nvls-tree", "collnet")
 
 
 @pytest.mark.parametrize("topology,collective,size,chunks,model", request_cases())

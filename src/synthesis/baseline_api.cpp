@@ -25,6 +25,7 @@ constexpr BaselineName kNames[] = {{Baseline::kRing, "ring"},
                                    {Baseline::kBucket, "bucket"},
                                    {Baseline::kNodeDirect, "node-direct"},
                                    {Baseline::kRelay, "relay"},
+                                   {Baseline::kTorusTrees, "torus-trees"},
                                    {Baseline::kNvls, "nvls"},
                                    {Baseline::kNvlsTree, "nvls-tree"},
                                    {Baseline::kCollnet, "collnet"}};
@@ -37,7 +38,7 @@ Baseline parse_baseline(std::string_view text) {
   throw Error(
       "--algorithm: unknown baseline " + single_quoted(text) +
       " (expected ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay, "
-      "nvls, nvls-tree or collnet)");
+      "torus-trees, nvls, nvls-tree or collnet)");
 }
 
 std::string to_string(Baseline baseline) {
@@ -71,6 +72,8 @@ std::optional<std::string> baseline_inapplicable(Baseline baseline, const Topolo
       return detail::node_direct_inapplicable(network, collective);
     case Baseline::kRelay:
       return detail::relay_inapplicable(network, collective);
+    case Baseline::kTorusTrees:
+      return detail::torus_trees_inapplicable(network, collective);
     case Baseline::kNvls:
       return detail::nvls_inapplicable(network, collective);
     case Baseline::kNvlsTree:
@@ -128,6 +131,8 @@ Algorithm synthesize_baseline(Baseline baseline, const Topology& network,
       return detail::node_direct_baseline(planned, network, collective, model);
     case Baseline::kRelay:
       return detail::relay_baseline(planned, network, collective, model);
+    case Baseline::kTorusTrees:
+      return detail::torus_trees_baseline(planned, network, collective, model);
     case Baseline::kDirect:
       return detail::direct_baseline(planned, network, collective, model);
     case Baseline::kRhd:

@@ -104,10 +104,14 @@ SynthesisRun search_chunks(const AlgorithmInfo& info, const Topology& network,
     if (static_cast<double>(probe.size()) / pieces < 1) return true;
     // Transfers grow with members x chunks: every other member needs every chunk, All-Reduce
     // moves each twice (reducing, gathering). Broadcast and Reduce keep the limit their K
-    // choices were measured with: members x chunks <= 2M.
+    // choices were measured with, members x chunks <= 2M, unless the algorithm has a larger
+    // budget of its own (torus-trees).
     const double members = static_cast<double>(probe.num_members());
+    const bool over_rooted = transfer_budget > kBaselineTransferBudget
+                                 ? (members - 1) * pieces > transfer_budget
+                                 : members * pieces > kRootedTransferBudget;
     return rooted(probe.kind())
-               ? members * pieces > kRootedTransferBudget
+               ? over_rooted
                : (members - 1) * pieces * (probe.kind() == Kind::kAllReduce ? 2 : 1) >
                      transfer_budget;
   };
@@ -261,6 +265,13 @@ std::vector<AlgorithmInfo> make_registry() {
        "Broadcast and Reduce over switches (switch:N, fat-trees, DGX pods): every free port "
        "sends the rarest chunk it holds to an NPU lacking it (a list schedule)",
        {Kind::kBroadcast, Kind::kReduce}},
+      {"torus-trees",
+       "Broadcast and Reduce on 2D tori: four spanning trees from the root, one per link out of "
+       "it, no link in two, each quarter of the chunks pipelined down its tree",
+       {Kind::kBroadcast, Kind::kReduce},
+       /*needs_reducing_switch=*/false,
+       /*neighbour_messages=*/true,
+       /*transfer_budget=*/kTorusTreesTransferBudget},
       {"nvls",
        "NCCL's NVLS: shards reduced by an NVLink SHARP switch (ld_reduce), stored to all "
        "through it (multicast store)",

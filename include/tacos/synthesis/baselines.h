@@ -123,11 +123,12 @@ enum class Baseline {
   kRelay,
   kNvls,
   kNvlsTree,
-  kCollnet
+  kCollnet,
+  kTorusTrees
 };
 
 // "ring", "direct", "rhd", "dbt", "hierarchical", "biring", "bucket", "node-direct", "relay",
-// "nvls", "nvls-tree", "collnet";
+// "torus-trees", "nvls", "nvls-tree", "collnet";
 // anything else throws Error.
 Baseline parse_baseline(std::string_view text);
 std::string to_string(Baseline baseline);
@@ -152,6 +153,12 @@ inline constexpr double kBaselineTransferBudget = 2097152;
 // bound and bucket 1.103. It applies from one piece per dimension order on (K >= the torus's or
 // mesh's dimensions); below, where some links idle in every phase, the baselines' budget holds.
 inline constexpr double kBucketTransferBudget = 33554432;
+
+// torus-trees sends each chunk once into every NPU, one chunk per message to a neighbour: its
+// chunk transfers are (N - 1) K, known before planning. It pays only with small chunks (depth W
+// + H - 1, a message per hop), so its budget holds torus2d:32x32 at K = 4096 (4,190,208):
+// about 2.3 s and 0.9 GiB there (docs/performance.md, "Measured costs").
+inline constexpr double kTorusTreesTransferBudget = 4194304;
 
 // bucket's All-to-All sends all that crosses a link at one hop as one message, so its chunk
 // transfers cost about a fifth of a routed one's (docs/performance.md, "Measured costs"): its
@@ -283,6 +290,14 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
 // through switches and members), or nullopt.
 std::optional<std::string> relay_inapplicable(const Topology& network,
                                               const Collective& collective);
+// Broadcast and Reduce on a 2D torus over four spanning trees that share no link
+// (baseline_torus_trees.cpp).
+Algorithm torus_trees_baseline(const Topology& topology, const Topology& timing,
+                               const Collective& collective, LinkModel model);
+// Why torus-trees cannot run here (a 2D torus of rings 3 or longer, every NPU in the
+// collective), or nullopt.
+std::optional<std::string> torus_trees_inapplicable(const Topology& network,
+                                                    const Collective& collective);
 Algorithm direct_baseline(const Topology& topology, const Topology& timing,
                           const Collective& collective, LinkModel model);
 Algorithm rhd_baseline(const Topology& topology, const Topology& timing,

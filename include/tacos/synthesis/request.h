@@ -35,11 +35,13 @@ struct AlgorithmInfo {
 };
 
 // "tacos" first, then the baselines in the order the portfolio tries them (ties keep the
-// earlier one): ring, direct, rhd, dbt, hierarchical, biring, bucket, nvls, nvls-tree, collnet.
+// earlier one): ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay,
+// torus-trees, nvls, nvls-tree, collnet.
 const std::vector<AlgorithmInfo>& algorithm_registry();
 // The entry named `name`; throws UnknownAlgorithm listing the valid names.
 const AlgorithmInfo& find_algorithm(std::string_view name);
-// "tacos, ring, direct, rhd, dbt, hierarchical, biring, bucket, nvls, nvls-tree or collnet".
+// "tacos, ring, direct, rhd, dbt, hierarchical, biring, bucket, node-direct, relay, torus-trees,
+// nvls, nvls-tree or collnet".
 std::string algorithm_names_text();
 // The registry's names, less those needing a switch capability `topology` lacks (nvls without
 // a reducing switch): what `compare` runs by default.

@@ -1,0 +1,129 @@
+// The torus-trees baseline (baseline_torus_trees.cpp): times worked by hand, every link in at
+// most one tree carrying its tree's quarter of the chunks, Reduce as the reversal, where it does
+// not apply, and the portfolio keeping it where latencies do not hold the links.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tacos/algorithm/verify.h"
+#include "tacos/common/error.h"
+#include "tacos/common/units.h"
+#include "tacos/synthesis/baselines.h"
+#include "tacos/synthesis/request.h"
+#include "tacos/topology/generators.h"
+#include "test_printers.h"
+
+namespace tacos {
+namespace {
+
+Topology torus(const std::string& spec) {
+  return generate_topology(spec, parse_link_params("50", "0.5us"));
+}
+
+Algorithm trees(const Topology& topology, const Collective& collective, LinkModel model) {
+  Algorithm algorithm = synthesize_baseline(Baseline::kTorusTrees, topology, collective, model);
+  const VerifyResult check = verify_algorithm(algorithm, topology, model);
+  EXPECT_TRUE(check.ok) << topology.name() << ": " << check.error;
+  EXPECT_EQ(check.collective_time, algorithm.collective_time);
+  return algorithm;
+}
+
+Collective rooted(CollectiveKind kind, const Topology& t, Bytes size, int k, NpuId root = 0) {
+  return Collective::make(kind, t.npus(), size, k, {}, root);
+}
+
+// torus2d:3x3, 4 MiB, K = 8: two chunks of 0.5 MiB (9.765625 us at 50 GB/s) down each of four
+// trees W + H - 1 = 5 deep, no link shared. The second chunk reaches depth 5 after m + D - 1 = 6
+// link times: under the tacos link model each holds the link for 0.5 us more (6 x 10.265625 =
+// 61.59375 us); under the astra model latencies overlap, 6 x 9.765625 + 5 x 0.5 = 61.09375 us.
+TEST(TorusTrees, HandWorkedTimes) {
+  const Topology t = torus("torus2d:3x3");
+  for (const NpuId root : {0, 4, 8}) {
+    const Collective c = rooted(CollectiveKind::kBroadcast, t, Bytes{4} << 20, 8, root);
+    EXPECT_NEAR(to_micros(trees(t, c, LinkModel::kTacos).collective_time), 61.59375, 1e-6);
+    EXPECT_NEAR(to_micros(trees(t, c, LinkModel::kAstra).collective_time), 61.09375, 1e-6);
+  }
+  // torus2d:16x16 at 64 MiB, K = 1024: 256 chunks of 64 KiB (1.220703125 us) per tree, 31 deep:
+  // (256 + 30) x 1.220703125 + 31 x 0.5 = 364.62 us under the astra model, 1.167 x the cut bound.
+  const Topology big = torus("torus2d:16x16");
+  const Collective c = rooted(CollectiveKind::kBroadcast, big, Bytes{64} << 20, 1024);
+  EXPECT_NEAR(to_micros(trees(big, c, LinkModel::kAstra).collective_time),
+              286 * 1.220703125 + 31 * 0.5, 1e-3);
+}
+
+// Every link but the root's links in carries exactly the chunks of one tree, c mod 4 alike, as
+// many as that tree has; Reduce (the reversal) too, as partial sums.
+TEST(TorusTrees, EveryLinkInOneTree) {
+  for (const std::string spec : {"torus2d:4x4", "torus2d:5x3", "torus2d:6x4", "torus2d:3x7"}) {
+    const Topology t = torus(spec);
+    for (const NpuId root : {0, 5, t.npus() - 1})
+      for (const int k : {4, 8, 13})
+        for (const CollectiveKind kind : {CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+          const Collective c = rooted(kind, t, Bytes{1} << 20, k, root);
+          const Algorithm a = trees(t, c, LinkModel::kTacos);
+          std::map<std::pair<DeviceId, DeviceId>, std::vector<ChunkId>> on_link;
+          for (const Transfer& x : a.transfers()) {
+            EXPECT_EQ(x.num_chunks, 1);
+            EXPECT_EQ(x.reduce, kind == CollectiveKind::kReduce);
+            for (const ChunkId chunk : a.chunks(x)) on_link[{x.src, x.dst}].push_back(chunk);
+          }
+          // Broadcast's links in to the root (Reduce's out of it) stay idle; all others are used.
+          EXPECT_EQ(on_link.size(), static_cast<std::size_t>(4 * t.npus() - 4)) << spec;
+          for (const auto& [link, chunks] : on_link) {
+            const NpuId idle_end = kind == CollectiveKind::kBroadcast ? link.second : link.first;
+            EXPECT_NE(idle_end, root);
+            const int tree = chunks.front() % 4;
+            EXPECT_EQ(static_cast<int>(chunks.size()), (k - tree + 3) / 4)
+                << spec << " root " << root << " K " << k;
+            for (const ChunkId chunk : chunks) EXPECT_EQ(chunk % 4, tree);
+          }
+        }
+  }
+}
+
+TEST(TorusTrees, NotWhereItDoesNotApply) {
+  const auto reason = [](const std::string& spec, CollectiveKind kind,
+                         std::vector<NpuId> members = {}) {
+    const Topology t = torus(spec);
+    const auto why = baseline_inapplicable(
+        Baseline::kTorusTrees, t, Collective::make(kind, t.npus(), Bytes{1} << 20, 4, members));
+    return why.value_or("");
+  };
+  EXPECT_EQ(reason("torus2d:4x4", CollectiveKind::kBroadcast), "");
+  EXPECT_EQ(reason("mesh2d:4x4", CollectiveKind::kBroadcast),
+            "torus-trees needs a 2D torus (such as torus2d:8x8)");
+  EXPECT_EQ(reason("torus3d:3x3x3", CollectiveKind::kReduce),
+            "torus-trees needs a 2D torus (such as torus2d:8x8)");
+  EXPECT_EQ(reason("ring:8", CollectiveKind::kBroadcast),
+            "torus-trees needs a 2D torus (such as torus2d:8x8)");
+  EXPECT_EQ(reason("torus2d:2x4", CollectiveKind::kBroadcast),
+            "torus-trees needs both rings of the torus 3 NPUs long or more (torus2d:2x4)");
+  EXPECT_EQ(reason("torus2d:4x4", CollectiveKind::kBroadcast, {0, 1, 2, 3}),
+            "torus-trees needs every NPU of the torus in the collective");
+  EXPECT_EQ(reason("torus2d:4x4", CollectiveKind::kAllGather),
+            "torus-trees is defined for broadcast and reduce, not all-gather");
+}
+
+// Where a latency does not hold a link (the astra model) small chunks cost little, and the
+// portfolio keeps the trees: torus2d:16x16 at 64 MiB with K = 4096, 1.08 x the cut bound.
+TEST(TorusTrees, ThePortfolioKeepsItUnderTheAstraModel) {
+  const Topology t = torus("torus2d:16x16");
+  SynthesisRequest request;
+  request.collective = CollectiveKind::kBroadcast;
+  request.size = Bytes{64} << 20;
+  request.chunks_per_npu = 4096;
+  request.options.link_model = LinkModel::kAstra;
+  request.options.trials = 1;
+  const SynthesisRun run = synthesize(t, request);
+  EXPECT_EQ(run.portfolio_winner, "torus-trees");
+  // 1024 chunks per tree of 16 KiB (0.30517578125 us), 31 deep.
+  EXPECT_NEAR(to_micros(run.result.collective_time), 1054 * 0.30517578125 + 31 * 0.5, 1e-3);
+  ASSERT_TRUE(run.greedy_time.has_value());
+  EXPECT_GT(*run.greedy_time, run.result.collective_time);
+}
+
+}  // namespace
+}  // namespace tacos
