@@ -156,8 +156,8 @@ inline constexpr double kBucketTransferBudget = 33554432;
 
 // torus-trees sends each chunk once into every NPU, one chunk per message to a neighbour: its
 // chunk transfers are (N - 1) K, known before planning. It pays only with small chunks (depth W
-// + H - 1, a message per hop), so its budget holds torus2d:32x32 at K = 4096 (4,190,208):
-// about 2.3 s and 0.9 GiB there (docs/performance.md, "Measured costs").
+// + H - 1 before its search, a message per hop), so its budget holds torus2d:32x32 at K = 4096
+// (4,190,208): 0.95 GiB there (docs/performance.md, "Measured costs").
 inline constexpr double kTorusTreesTransferBudget = 4194304;
 
 // bucket's All-to-All sends all that crosses a link at one hop as one message, so its chunk
