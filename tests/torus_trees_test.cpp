@@ -96,6 +96,25 @@ TEST(TorusTrees, EveryLinkInOneTree) {
   }
 }
 
+// ring:5,ring:3 is torus2d:5x3 as ASTRA-sim dimensions: the same schedule.
+TEST(TorusTrees, RingDimensionsAreATorus) {
+  const Topology grid = torus("torus2d:5x3"), rings = torus("ring:5,ring:3");
+  for (const NpuId root : {0, 7}) {
+    const Algorithm a = trees(
+        grid, rooted(CollectiveKind::kBroadcast, grid, Bytes{1} << 20, 8, root), LinkModel::kTacos);
+    const Algorithm b =
+        trees(rings, rooted(CollectiveKind::kBroadcast, rings, Bytes{1} << 20, 8, root),
+              LinkModel::kTacos);
+    EXPECT_EQ(a.collective_time, b.collective_time);
+    ASSERT_EQ(a.transfers().size(), b.transfers().size());
+    for (std::size_t i = 0; i < a.transfers().size(); ++i) {
+      EXPECT_EQ(a.transfers()[i].src, b.transfers()[i].src);
+      EXPECT_EQ(a.transfers()[i].dst, b.transfers()[i].dst);
+      EXPECT_EQ(a.transfers()[i].start, b.transfers()[i].start);
+    }
+  }
+}
+
 TEST(TorusTrees, NotWhereItDoesNotApply) {
   const auto reason = [](const std::string& spec, CollectiveKind kind,
                          std::vector<NpuId> members = {}) {
@@ -105,12 +124,17 @@ TEST(TorusTrees, NotWhereItDoesNotApply) {
     return why.value_or("");
   };
   EXPECT_EQ(reason("torus2d:4x4", CollectiveKind::kBroadcast), "");
+  EXPECT_EQ(reason("ring:4,ring:5", CollectiveKind::kReduce), "");
+  EXPECT_EQ(reason("ring:4,fc:4", CollectiveKind::kBroadcast),
+            "torus-trees needs both rings of the torus 3 NPUs long or more (ring:4,fc:4)");
+  EXPECT_EQ(reason("ring:4,ring:4,ring:4", CollectiveKind::kBroadcast),
+            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
   EXPECT_EQ(reason("mesh2d:4x4", CollectiveKind::kBroadcast),
-            "torus-trees needs a 2D torus (such as torus2d:8x8)");
+            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
   EXPECT_EQ(reason("torus3d:3x3x3", CollectiveKind::kReduce),
-            "torus-trees needs a 2D torus (such as torus2d:8x8)");
+            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
   EXPECT_EQ(reason("ring:8", CollectiveKind::kBroadcast),
-            "torus-trees needs a 2D torus (such as torus2d:8x8)");
+            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
   EXPECT_EQ(reason("torus2d:2x4", CollectiveKind::kBroadcast),
             "torus-trees needs both rings of the torus 3 NPUs long or more (torus2d:2x4)");
   EXPECT_EQ(reason("torus2d:4x4", CollectiveKind::kBroadcast, {0, 1, 2, 3}),

@@ -169,10 +169,12 @@ const Forest& forest(int w, int h) {
 
 std::optional<std::string> torus_trees_inapplicable(const Topology& network,
                                                     const Collective& collective) {
+  // torus2d:WxH, or ring:W,ring:H (the same network as ASTRA-sim dimensions).
   const TopologyShape& shape = network.shape();
-  if (shape.kind != TopologyKind::kTorus2d || network.switches() > 0 ||
-      shape.dimensions.size() != 2)
-    return "torus-trees needs a 2D torus (such as torus2d:8x8)";
+  if ((shape.kind != TopologyKind::kTorus2d && shape.kind != TopologyKind::kDimensions) ||
+      network.switches() > 0 || shape.dimensions.size() != 2 ||
+      shape.dimensions[0].size * shape.dimensions[1].size != network.npus())
+    return "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)";
   for (const ShapeDimension& d : shape.dimensions)
     if (d.wiring != DimensionWiring::kRing || d.size < 3)
       return "torus-trees needs both rings of the torus 3 NPUs long or more (" + network.name() +
