@@ -122,6 +122,31 @@ TEST(RootedRelayBound, AllReduceBetweenFarMembers) {
       0);
 }
 
+// Broadcast through switches, a relaying group as a third end. switch:3 at 2 MiB, 1 GB/s, L =
+// 195.3125 us: each NPU's port carries X = 10 L of bytes, so the two ends give 17 L (as ring:4
+// in ClosedForms). NPUs 1 and 2 need 2 S; NPU 0's one port can send B (T - L) of it, the rest,
+// A = B (21 L - T), comes through the other one's port (P = 2, u = A / 2B each) after a
+// message in and one out: T = 17 L + (A L + 2 B u L T / (T - u)) / 2 S, whose least solution
+// is worked out here by fixed-point iteration, apart from the code's bisection.
+TEST(RootedRelayBound, ThroughARelayingGroup) {
+  const Topology sw = net("switch:3", "1", "195.3125us");
+  const double l = 195.3125;
+  double t = 17;  // in L
+  for (int i = 0; i < 200; ++i) {
+    const double a = 21 - t, u = a / 2;
+    t = 17 + (a + 2 * u * t / (t - u)) / 20;
+  }
+  EXPECT_NEAR(t, 17.3827, 1e-4);
+  EXPECT_NEAR(sf_us(sw, CollectiveKind::kBroadcast, Bytes{2} << 20), t * l, 1e-6);
+  // Reduce: a partial sum carries both NPUs' contributions in one copy: the two ends only.
+  EXPECT_NEAR(sf_us(sw, CollectiveKind::kReduce, Bytes{2} << 20), 17 * l, 1e-6);
+  // dgx-h100:16 at 64 MiB: 15 nodes, the root node's 8 NICs send at most 8 B (T - 1 us) of the
+  // 15 copies of the buffer, the others come through the other nodes' 120 NICs: 180.83 (the two
+  // ends) -> 185.84 us, so relay's 234.39 us is 1.261 x it.
+  EXPECT_NEAR(sf_us(net("dgx-h100:16"), CollectiveKind::kBroadcast, Bytes{64} << 20, 512),
+              185.835560, 1e-6);
+}
+
 TEST(RootedRelayBound, NotWhereItDoesNotHold) {
   // Other collectives on direct links (All-Gather has its own: link_fill_bound_test.cpp).
   EXPECT_EQ(sf_us(net("torus2d:4x4"), CollectiveKind::kAllToAll, Bytes{1} << 20), 0);
