@@ -205,12 +205,7 @@ INSTANTIATE_TEST_SUITE_P(Networks, LinkFillSchedules,
                          ::testing::Values("ring:4", "ring:8", "fc:8", "torus2d:4x4", "mesh2d:4x4",
                                            "mesh2d:3x5|50,75", "hypercube:16", "torus3d:3x3x3",
                                            "torus2d:4x4|10|5us", "dgx1", "ring:4,ring:4"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return tacos_test::test_name(info.param); });
 
 }  // namespace
 }  // namespace tacos

@@ -196,12 +196,7 @@ INSTANTIATE_TEST_SUITE_P(Networks, RootedRelaySchedules,
                                            "torus2d:4x4|10|5us", "switch:4", "switch:8",
                                            "dgx-a100:2", "dgx-h100:2", "fattree:4x2x2",
                                            "fattree:4x2x2|50,100"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return tacos_test::test_name(info.param); });
 
 // No All-Reduce schedule, tacos's or a baseline's, beats the bound on networks of NPUs alone.
 class AllReduceRelaySchedules : public ::testing::TestWithParam<std::string> {};
@@ -234,12 +229,7 @@ INSTANTIATE_TEST_SUITE_P(Networks, AllReduceRelaySchedules,
                          ::testing::Values("ring:4", "ring:8", "torus2d:4x4", "mesh2d:4x4",
                                            "mesh2d:3x5|50,75", "mesh2d:6x6", "hypercube:16",
                                            "torus3d:3x3x3", "torus2d:4x4|10|5us"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         [](const auto& info) { return tacos_test::test_name(info.param); });
 
 // On a chain of links the best schedule can be found by trying them all: each link's messages
 // are a composition of the K chunks in order (chunks are alike, so order is no loss), each

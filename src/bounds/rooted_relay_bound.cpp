@@ -245,16 +245,23 @@ double all_reduce_bound_seconds(const Topology& t, const Collective& c, double b
   // Sources by their own part, largest first; one whose part plus the largest member's and the
   // longest latency any pair can have (through the first source, both ways) cannot pass the
   // best so far needs no search (on a mesh only the corners are searched).
-  std::vector<std::pair<double, NpuId>> sources;
+  struct Source {
+    double part;
+    NpuId npu;
+    double largest_latency_s;  // of its links out
+  };
+  std::vector<Source> sources;
   for (const NpuId a : all_reduce_sources(t, c)) {
     const Side at_a = side_of(t, t.out_links(a));
     if (at_a.links == 0) return 0;
-    sources.push_back({side_seconds(at_a, bytes), a});
+    sources.push_back({side_seconds(at_a, bytes), a, at_a.largest_latency_s});
   }
-  std::sort(sources.begin(), sources.end(), std::greater<>());
+  std::sort(sources.begin(), sources.end(), [](const Source& x, const Source& y) {
+    return std::pair(x.part, x.npu) > std::pair(y.part, y.npu);
+  });
   if (sources.empty()) return 0;
   Latencies latencies(t);
-  const NpuId hub = sources.front().second;
+  const NpuId hub = sources.front().npu;
   const double largest_part = *std::max_element(into.begin(), into.end());
   // Without a path through the hub for some member, no source is skipped.
   double to_hub = 0, from_hub = 0;
@@ -268,16 +275,17 @@ double all_reduce_bound_seconds(const Topology& t, const Collective& c, double b
               : std::max(longest, static_cast<double>(d[static_cast<std::size_t>(m)]) * 1e-12);
   }
   double best = 0;
-  for (const auto& [root_part, a] : sources) {
+  for (const Source& source : sources) {
+    const double root_part = source.part;
+    const NpuId a = source.npu;
     if (root_part + largest_part + to_hub + from_hub <= best) continue;
-    const Side at_a = side_of(t, t.out_links(a));
     const std::vector<int> hops = hops_from(t, a);
     const std::vector<Time>& latency = latencies.from(a);
     for (const NpuId w : members) {
       const auto i = static_cast<std::size_t>(w);
       if (w == a || hops[i] < 2) continue;
       const double delta = std::max(
-          0.0, static_cast<double>(latency[i]) * 1e-12 - at_a.largest_latency_s - largest_in[i]);
+          0.0, static_cast<double>(latency[i]) * 1e-12 - source.largest_latency_s - largest_in[i]);
       best = std::max(best, delta + root_part + into[i]);
     }
   }

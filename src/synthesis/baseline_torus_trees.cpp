@@ -37,7 +37,6 @@ constexpr int kSearchedNpus = 1024;
 // The four trees of a W x H torus rooted at NPU 0 (x + W y, the root at (0, 0)): per NPU its
 // parent in each tree (the root's entries unused).
 struct Forest {
-  int w = 0, h = 0;
   std::vector<std::array<NpuId, kTrees>> parent;
 };
 
@@ -45,7 +44,7 @@ int wrap(int v, int size) { return ((v % size) + size) % size; }
 
 // The construction of the file's comment: tree 0 east, 1 north, 2 west, 3 south.
 Forest construct(int w, int h) {
-  Forest f{w, h, std::vector<std::array<NpuId, kTrees>>(static_cast<std::size_t>(w) * h)};
+  Forest f{std::vector<std::array<NpuId, kTrees>>(static_cast<std::size_t>(w) * h)};
   auto id = [&](int x, int y) { return wrap(x, w) + w * wrap(y, h); };
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
