@@ -142,9 +142,64 @@ TEST(RootedRelayBound, ThroughARelayingGroup) {
   EXPECT_NEAR(sf_us(sw, CollectiveKind::kReduce, Bytes{2} << 20), 17 * l, 1e-6);
   // dgx-h100:16 at 64 MiB: 15 nodes, the root node's 8 NICs send at most 8 B (T - 1 us) of the
   // 15 copies of the buffer, the others come through the other nodes' 120 NICs: 180.83 (the two
-  // ends) -> 185.84 us, so relay's 234.39 us is 1.261 x it.
+  // ends) -> 185.84 us; with the NVSwitch hop each side (LatencyInsideTheEndGroups), 186.65 us,
+  // so relay's 234.39 us is 1.256 x it.
   EXPECT_NEAR(sf_us(net("dgx-h100:16"), CollectiveKind::kBroadcast, Bytes{64} << 20, 512),
-              185.835560, 1e-6);
+              186.647093, 1e-6);
+}
+
+// Through switches, the latency inside the end groups. NPUs 0 and 1 are joined by a fast link
+// of latency o (one group, the root's), NPU 1 alone reaches switch 3, and so does NPU 2, over
+// links of 1 GB/s and L = 195.3125 us. Every byte crosses 0 -> 1 before 1's link out starts:
+// the root side is X / 2 + phi(X) / X + o, o more than at NPU 0 itself (X = 10 L at 2 MiB, the
+// two ends 17 L as in ThroughARelayingGroup). Mirrored, NPU 2 -> NPU 1 the member side: bytes
+// enter the group at NPU 2 and still cross to 1. Reduce is the time reversal of both.
+TEST(RootedRelayBound, LatencyInsideTheEndGroups) {
+  const double l = 195.3125;
+  const Time o_ps = 50'000'000;  // o = 50 us
+  // Devices 0, 1 (the pair), 2 (alone), switch 3.
+  std::vector<Link> links{{0, 1, 1000, o_ps}, {1, 0, 1000, o_ps}};
+  for (const DeviceId d : {1, 2}) {
+    links.push_back({d, 3, 1, 195'312'500});
+    links.push_back({3, d, 1, 195'312'500});
+  }
+  const Topology t(3, 1, std::move(links), "pair+one");
+  auto bound_us = [&](CollectiveKind kind, NpuId root) {
+    return bounds_detail::rooted_relay_bound_seconds(
+               t, Collective::make(kind, 3, Bytes{2} << 20, 1, {}, root)) *
+           1e6;
+  };
+  // Root 0 in the pair: o on the root side.
+  EXPECT_NEAR(bound_us(CollectiveKind::kBroadcast, 0), 17 * l + 50, 1e-6);
+  EXPECT_NEAR(bound_us(CollectiveKind::kReduce, 0), 17 * l + 50, 1e-6);
+  // Root 2 alone: member NPU 0's bytes enter the pair at NPU 1 and cross to 0.
+  EXPECT_NEAR(bound_us(CollectiveKind::kBroadcast, 2), 17 * l + 50, 1e-6);
+  EXPECT_NEAR(bound_us(CollectiveKind::kReduce, 2), 17 * l + 50, 1e-6);
+  // Root 1, the pair's own exit: nothing to cross on its side, but 0 lies o past it; as a
+  // member group the pair is next to no one, so the two ends hold: 17 L.
+  EXPECT_NEAR(bound_us(CollectiveKind::kBroadcast, 1), 17 * l, 1e-6);
+}
+
+// Unequal offsets: dgx-h100:2 at 64 MiB. Each end is a node whose 8 NICs (50 GB/s, L = 1 us)
+// carry X = 156.25 us of bytes in all... per NIC; 7 of them lie 0.5 us (two NVSwitch hops) from
+// the root (and from the member GPU). By symmetry the 7 take equal shares, so each side is the
+// least over the root GPU's own share x0 of [f(x0, 0) + 7 f((8X - x0) / 7, 0.5)] / 8X with
+// f(x, o) = x^2 / 2 + phi(x) + o x: found here by a fine search, apart from the code's bisection.
+TEST(RootedRelayBound, UnequalOffsetsOnADgxPair) {
+  const double total = 8 * 156.25, l = 1;
+  auto f = [&](double x, double o) { return x * x / 2 + least_message_cost(x, l) + o * x; };
+  double least = std::numeric_limits<double>::infinity();
+  for (int i = 0; i <= 200000; ++i) {
+    const double x0 = 156.25 + (i - 100000) * 1e-4;  // 146.25 .. 166.25 us
+    least = std::min(least, (f(x0, 0) + 7 * f((total - x0) / 7, 0.5)) / total);
+  }
+  // Without offsets: X / 2 + phi(X) / X; equal shares with them: 7 / 16 us more, and the
+  // root GPU's NIC taking a little more saves some of it.
+  const double equal = 156.25 / 2 + least_message_cost(156.25, 1) / 156.25;
+  EXPECT_GT(least, equal + 0.4);
+  EXPECT_LT(least, equal + 7.0 / 16);
+  EXPECT_NEAR(sf_us(net("dgx-h100:2"), CollectiveKind::kBroadcast, Bytes{64} << 20, 64), 2 * least,
+              1e-6);
 }
 
 TEST(RootedRelayBound, NotWhereItDoesNotHold) {

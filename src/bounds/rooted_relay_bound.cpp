@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -52,6 +53,9 @@
 
 namespace tacos::bounds_detail {
 namespace {
+
+// Members whose own side a member group's part takes the largest of (each a valid bound).
+constexpr int kMemberSidesPerGroup = 8;
 
 // One side's links: r's out-links (or in-links), w's in-links (or out-links).
 struct Side {
@@ -81,22 +85,69 @@ double side_seconds(const Side& s, double bytes) {
   return x / 2 + least_message_cost(x, s.latency_s) / x;
 }
 
+// The least sum's message count n and level lambda (rooted_relay_bound.h): b_l = lambda - L l
+// for l <= n, 0 beyond, with L n (n - 1) / 2 < X <= L n (n + 1) / 2. lambda is also the sum's
+// derivative in X.
+std::pair<double, double> least_messages(double x, double l) {
+  double n = std::max(1.0, std::ceil((std::sqrt(1 + 8 * x / l) - 1) / 2));
+  while (l * n * (n + 1) / 2 < x) n += 1;
+  while (n > 1 && l * n * (n - 1) / 2 >= x) n -= 1;
+  return {n, (x + l * n * (n + 1) / 2) / n};
+}
+
 }  // namespace
 
 double least_message_cost(double seconds, double latency) {
   if (seconds <= 0 || latency <= 0) return 0;
-  // Convex and separable: b_l = lambda - L l for l <= n, 0 beyond, with n the count for which
-  // L n (n - 1) / 2 < X <= L n (n + 1) / 2.
+  // Convex and separable (Lagrange): the level lambda is where every message's marginal cost
+  // L l + b_l meets.
   const double x = seconds, l = latency;
-  double n = std::max(1.0, std::ceil((std::sqrt(1 + 8 * x / l) - 1) / 2));
-  while (l * n * (n + 1) / 2 < x) n += 1;
-  while (n > 1 && l * n * (n - 1) / 2 >= x) n -= 1;
-  const double lambda = (x + l * n * (n + 1) / 2) / n;
+  const auto [n, lambda] = least_messages(x, l);
   // sum over l <= n of (L l b_l + b_l^2 / 2) = sum (lambda^2 - L^2 l^2) / 2.
   return std::max(0.0, (n * lambda * lambda - l * l * n * (n + 1) * (2 * n + 1) / 6) / 2);
 }
 
 namespace {
+
+// side_seconds where link i's messages cannot start before offsets[i] (the root side: its
+// sender's least latency from the root) or must end that long before T (a member v's side: the
+// least latency from the link's end to v, which the chain bringing a byte to v crosses after
+// its last entry into v's group): each link's part of the sum gains B X_i o_i, and the least
+// total puts X_i where every link's marginal cost X + lambda(X) + o_i meets (convex, found by
+// bisection). All offsets 0: side_seconds.
+double offset_side_seconds(const Side& s, std::span<const double> offsets, double bytes) {
+  if (std::all_of(offsets.begin(), offsets.end(), [](double o) { return o <= 0; }))
+    return side_seconds(s, bytes);
+  const double total = bytes / s.bytes_per_s, l = s.latency_s;
+  auto marginal = [&](double x) { return l <= 0 ? x : x + least_messages(x, l).second; };
+  // The X whose marginal cost is `level` - o (0 where even the first byte costs more).
+  auto share = [&](double level, double o) {
+    double lo = 0, hi = std::max(0.0, level - o);
+    if (marginal(0) >= level - o) return 0.0;
+    for (int i = 0; i < 100 && hi - lo > 1e-15; ++i) {
+      const double mid = (lo + hi) / 2;
+      (marginal(mid) < level - o ? lo : hi) = mid;
+    }
+    return lo;
+  };
+  auto shared = [&](double level) {
+    double sum = 0;
+    for (const double o : offsets) sum += share(level, o);
+    return sum;
+  };
+  double lo = 0, hi = marginal(total) + *std::max_element(offsets.begin(), offsets.end());
+  for (int i = 0; i < 100 && hi - lo > 1e-15; ++i) {
+    const double mid = (lo + hi) / 2;
+    (shared(mid) < total ? lo : hi) = mid;
+  }
+  // The shares at the level just below the total's: a hair less cost, a smaller bound.
+  double cost = 0;
+  for (const double o : offsets) {
+    const double x = share(lo, o);
+    cost += x * x / 2 + least_message_cost(x, l) + o * x;
+  }
+  return cost / total;
+}
 
 // Broadcast through switches, a third end: a relaying group. Each byte x that reaches member
 // group W other than straight from the root's group R came into some other group Y with NPUs
@@ -111,13 +162,14 @@ namespace {
 // A >= M S - R's copies, spread evenly over the P ports. So T >= base + (A L_in + P B u L T /
 // (T - u)) / (M S) with u = A / (P B) and base the two ends' parts averaged over W, and the
 // right side falls as T grows: the least T that satisfies it is the bound (bisection).
-// dgx-h100:16 at 64 MiB: 180.83 -> 185.84 us (15 nodes' 120 NICs relay 13.8 of the 15 copies);
-// switch:16: 1297.64 -> 1302.46 us. Not for Reduce: a partial sum carries several groups'
+// dgx-h100:16 at 64 MiB: 180.83 -> 185.84 us (15 nodes' 120 NICs relay 13.8 of the 15 copies;
+// 186.65 with the NVSwitch hop inside each end node, offset_side_seconds); switch:16: 1297.64 ->
+// 1302.46 us. Not for Reduce: a partial sum carries several groups'
 // contributions in one copy.
 double relayed_bound(const Topology& t, const std::vector<int>& group_of, int root_group,
-                     const std::vector<LinkId>& out_of_root,
-                     const std::vector<std::vector<LinkId>>& into,
-                     const std::vector<int>& member_groups, double root_part, double bytes) {
+                     const std::vector<LinkId>& out_of_root, const std::vector<double>& offsets,
+                     const std::vector<int>& member_groups, const std::vector<double>& member_part,
+                     double root_part, double bytes) {
   const auto devices = static_cast<std::size_t>(t.devices());
   std::vector<char> has_npu(devices, 0);
   for (NpuId n = 0; n < t.npus(); ++n) has_npu[static_cast<std::size_t>(group_of[n])] = 1;
@@ -133,15 +185,14 @@ double relayed_bound(const Topology& t, const std::vector<int>& group_of, int ro
   const Side out = side_of(t, relay_out), in = side_of(t, relay_in);
   const auto m = static_cast<double>(member_groups.size());
   double base = root_part;
-  for (const int g : member_groups)
-    base += side_seconds(side_of(t, into[static_cast<std::size_t>(g)]), bytes) / m;
+  for (const int g : member_groups) base += member_part[static_cast<std::size_t>(g)] / m;
   // Bytes R's links can send by T.
   auto root_copies = [&](double seconds) {
     double total = 0;
-    for (const LinkId id : out_of_root) {
-      const Link& l = t.link(id);
+    for (std::size_t i = 0; i < out_of_root.size(); ++i) {
+      const Link& l = t.link(out_of_root[i]);
       total += l.bandwidth_gbps * kBytesPerGB *
-               std::max(0.0, seconds - static_cast<double>(l.latency_ps) * 1e-12);
+               std::max(0.0, seconds - offsets[i] - static_cast<double>(l.latency_ps) * 1e-12);
     }
     return total;
   };
@@ -168,9 +219,12 @@ double relayed_bound(const Topology& t, const std::vector<int>& group_of, int ro
 // gossip bound's groups) stand for r and w. Every byte leaves the root's group R over its links
 // out and enters a member's group W over its links in; where no link joins R to W, some device
 // between them (a switch or an NPU) forwards only whole messages, so s(x) >= c(x) and the sums
-// above hold with R's and W's links as the two sides (delta = 0). One grouping.
+// above hold with R's and W's links as the two sides (delta = 0). For a member v of W, s(x) is
+// the start of the last entry into W of the chain that brings x to v: it is one message per
+// byte on W's links in, and after it the chain still crosses from that link's end to v
+// (offset_side_seconds). One grouping.
 double grouped_bound(const Topology& t, const Collective& c, bool reduce, double bytes,
-                     double threshold) {
+                     double threshold, Latencies& latencies) {
   const std::vector<int> group_of = groups_joined_by(t, threshold);
   const int root_group = group_of[c.root()];
   const auto devices = static_cast<std::size_t>(t.devices());
@@ -189,7 +243,40 @@ double grouped_bound(const Topology& t, const Collective& c, bool reduce, double
     }
   }
   if (out_of_root.empty()) return 0;
-  const double root_part = side_seconds(side_of(t, out_of_root), bytes);
+  // A link's end inside R (Broadcast: its sender; Reduce: its receiver) and inside a member's
+  // group, and the least latency between that end and r or v.
+  auto inner_end = [&](LinkId id, bool at_root) {
+    const Link& l = t.link(id);
+    return at_root != reduce ? l.src : l.dst;
+  };
+  auto offsets_for = [&](const std::vector<LinkId>& links, DeviceId npu, bool at_root) {
+    std::vector<double> offsets(links.size(), 0);
+    if (std::all_of(links.begin(), links.end(),
+                    [&](LinkId id) { return inner_end(id, at_root) == npu; }))
+      return offsets;
+    // Broadcast: from r to a link out of R, from a link into W to v; Reduce the other way.
+    const std::vector<Time>& d = at_root != reduce ? latencies.from(npu) : latencies.to(npu);
+    for (std::size_t i = 0; i < links.size(); ++i)
+      offsets[i] =
+          static_cast<double>(d[static_cast<std::size_t>(inner_end(links[i], at_root))]) * 1e-12;
+    return offsets;
+  };
+  const std::vector<double> offsets = offsets_for(out_of_root, c.root(), true);
+  const double root_part = offset_side_seconds(side_of(t, out_of_root), offsets, bytes);
+  // Each member group's side: the largest over a few of its members (any one gives a bound).
+  std::vector<double> member_part(devices, 0);
+  std::vector<int> sides_tried(devices, 0);
+  std::map<std::vector<double>, double> by_offsets;
+  for (const NpuId v : c.members()) {
+    const auto g = static_cast<std::size_t>(group_of[v]);
+    if (static_cast<int>(g) == root_group || sides_tried[g] == kMemberSidesPerGroup) continue;
+    ++sides_tried[g];
+    std::vector<double> o = offsets_for(into[g], v, false);
+    std::sort(o.begin(), o.end());  // the part does not depend on the links' order
+    auto [it, fresh] = by_offsets.try_emplace(o, 0.0);
+    if (fresh) it->second = offset_side_seconds(side_of(t, into[g]), o, bytes);
+    member_part[g] = std::max(member_part[g], it->second);
+  }
   double best = 0;
   std::vector<char> done(devices, 0);
   std::vector<int> member_groups;
@@ -203,11 +290,11 @@ double grouped_bound(const Topology& t, const Collective& c, bool reduce, double
       any_next_to_root = true;
       continue;
     }
-    best = std::max(best, root_part + side_seconds(side_of(t, into[g]), bytes));
+    best = std::max(best, root_part + member_part[g]);
   }
   if (!reduce && !any_next_to_root && !member_groups.empty())
-    best = std::max(best, relayed_bound(t, group_of, root_group, out_of_root, into, member_groups,
-                                        root_part, bytes));
+    best = std::max(best, relayed_bound(t, group_of, root_group, out_of_root, offsets,
+                                        member_groups, member_part, root_part, bytes));
   return best;
 }
 
@@ -309,8 +396,9 @@ double rooted_relay_bound_seconds(const Topology& t, const Collective& c) {
     // sums of its own: neither is the relay the argument counts.
     for (DeviceId d = t.npus(); d < t.devices(); ++d)
       if (t.is_multicast(d) || t.is_reducing(d)) return 0;
+    Latencies latencies(t);
     for (const double threshold : grouping_thresholds(t, 64))
-      best = std::max(best, grouped_bound(t, c, reduce, bytes, threshold));
+      best = std::max(best, grouped_bound(t, c, reduce, bytes, threshold, latencies));
     // Floating-point sums: err towards a smaller bound.
     return best * (1 - 1e-12);
   }
