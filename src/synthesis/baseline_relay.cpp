@@ -15,6 +15,7 @@
 // time reversal.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +31,17 @@
 namespace tacos::detail {
 namespace {
 
+// The root's domain's last chunks out alone: from when per_port chunks per port out of it are
+// left to leave it, while they leave or to the end (one plan each, relay_baseline).
+struct RelayTail {
+  int per_port = 0;
+  bool to_the_end = false;
+};
+constexpr int kTailSingles[] = {3, 6, 1, 4, 8, 2};
+// Chunk deliveries all of relay's plans for one collective may make together: every tail plan
+// on dgx-h100:16 up to K = 1,024, half of them on dgx-h100:64 at K = 512, none at K = 2,048.
+constexpr double kRelayPlanBudget = 3.5e6;
+
 // One chosen message: member `from` sends chunk `chunk` to member `to`.
 struct RelayMessage {
   int from, to;
@@ -43,8 +55,10 @@ struct RelayMessage {
 // off where routes differ in length: a fat-tree's).
 class RelayPlanner {
  public:
-  RelayPlanner(const Topology& network, const Collective& collective, LinkModel model, bool growing)
+  RelayPlanner(const Topology& network, const Collective& collective, LinkModel model, bool growing,
+               RelayTail tail)
       : growing_(growing),
+        tail_(tail),
         routes_(network.switch_routes()),
         members_(collective.members()),
         n_(collective.num_members()),
@@ -87,7 +101,9 @@ class RelayPlanner {
     if (domains_ > 1 && !mixed && model_ == LinkModel::kTacos) max_batch_ = growing_ ? 3 : 2;
   }
 
-  const std::vector<ChunkId>& pool() const { return pool_; }
+  std::vector<ChunkId>& pool() { return pool_; }
+  // When the plan's last message arrives: the schedule's time (the simulator replays it).
+  Time finish() const { return finish_; }
   bool batches() const { return max_batch_ > 1; }
 
   std::vector<RelayMessage> plan() {
@@ -95,6 +111,7 @@ class RelayPlanner {
     messages_.reserve(total);
     auto started = [](PortEngine&, std::uint32_t, Time) {};
     auto arrived = [&](PortEngine& engine, std::uint32_t msg, Time now) {
+      finish_ = std::max(finish_, now);
       const RelayMessage& m = messages_[msg];
       for (std::int32_t k = 0; k < m.count; ++k) {
         const ChunkId c = pool_[m.first + k];
@@ -182,7 +199,9 @@ class RelayPlanner {
           else
             port.internal = false;
         }
-        if (!port.receivers.empty()) ports_.push_back(std::move(port));
+        if (port.receivers.empty()) continue;
+        if (port.external && domain_[a] == domain_[root_]) ++root_exits_;
+        ports_.push_back(std::move(port));
       }
       port_begin_.push_back(static_cast<int>(ports_.size()));
     }
@@ -300,9 +319,14 @@ class RelayPlanner {
     // Pairs after a port's first messages: a single chunk reaches the next node sooner while
     // it has nothing, a pair pays one latency on each port for two chunks. Growing: a port's
     // first kGrowth messages carry one chunk, the next kGrowth two, the rest up to three.
-    const int limit = growing_                   ? std::min(max_batch_, 1 + sent_[p] / kGrowth)
-                      : sent_[p] < kSinglesFirst ? 1
-                                                 : max_batch_;
+    int limit = growing_                   ? std::min(max_batch_, 1 + sent_[p] / kGrowth)
+                : sent_[p] < kSinglesFirst ? 1
+                                           : max_batch_;
+    // The root's domain's ports out send one chunk at a time once its last chunks are leaving
+    // (and, to the end, after): they reach the next node sooner.
+    if ((tail_.to_the_end ? port.external && own == domain_[root_] : root_exit) &&
+        chunks_ - left_root_ < tail_.per_port * root_exits_)
+      limit = 1;
     ++sent_[p];
     for (std::size_t i = 0; i < candidates_.size() && static_cast<int>(batch_.size()) < limit;
          ++i) {
@@ -351,6 +375,7 @@ class RelayPlanner {
   }
 
   const bool growing_;  // batches grow 1, 2, 3 (else singles, then pairs)
+  const RelayTail tail_;
   const SwitchRoutes& routes_;
   const std::vector<NpuId>& members_;
   const int n_;
@@ -375,11 +400,13 @@ class RelayPlanner {
   std::vector<ChunkId> pool_;   // the messages' chunks
   std::vector<ChunkId> batch_;  // the message being made
   std::size_t delivered_ = 0;   // chunk deliveries booked
+  Time finish_ = 0;             // the latest arrival so far
   std::vector<int> sent_;       // per port: messages it sent
   int max_batch_ = 1;           // chunks a message may carry
   std::vector<int> member_of_;  // per NPU: its member index, -1 if none
   std::vector<int> domain_;     // per member: its domain
   int domains_ = 0;
+  int root_exits_ = 0;               // external ports of the root's domain
   int left_root_ = 0;                // chunks some domain but the root's has
   std::vector<int> domain_size_;     // per domain: its members
   std::vector<int> domain_count_;    // per (domain, chunk): members there holding or receiving it
@@ -434,32 +461,51 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
                            "at least %.0f chunk transfers (two hops per message) > %.0f, the "
                            "baselines' budget");
   // On DGX pods (messages of several chunks) two plans: pairs after singles, and batches
-  // growing to three; neither is faster everywhere (docs/quality.md, "Measured choices"), so
-  // both are built and the faster kept (pairs on a tie).
-  std::optional<Algorithm> best;
-  for (const bool growing : {false, true}) {
-    RelayPlanner planner(timing, collective, model, growing);
-    const std::vector<RelayMessage> messages = planner.plan();
-    const std::vector<ChunkId>& pool = planner.pool();
-    const auto& members = collective.members();
-    const bool reduce = collective.kind() == CollectiveKind::kReduce;
-    LogicalSchedule schedule(topology, timing, collective);
-    const auto last = static_cast<std::int64_t>(messages.size()) - 1;
-    for (std::size_t i = 0; i < messages.size(); ++i) {
-      const RelayMessage& m = messages[i];
-      const auto step = static_cast<std::int64_t>(i);
-      const std::span<const ChunkId> chunks(pool.data() + m.first,
-                                            static_cast<std::size_t>(m.count));
-      if (reduce)
-        schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
-      else
-        schedule.send(members[m.from], members[m.to], step, chunks);
+  // growing to three; neither is faster everywhere (docs/quality.md, "Measured choices"). Then
+  // tail plans, as many as kRelayPlanBudget allows: both families with the root's node's last
+  // j chunks per NIC out one at a time, while they leave it or to the end. Where the list
+  // schedule's tail falls moves by microseconds with such a change, in no order a rule could
+  // follow (docs/quality.md), so the fastest plan is kept (the earlier on a tie), as the greedy
+  // keeps its best trial. Plans are ranked by their own times, which the simulator replays, and
+  // only the fastest is built.
+  std::vector<RelayMessage> best;
+  std::vector<ChunkId> best_pool;
+  Time best_finish = std::numeric_limits<Time>::max();
+  auto plan = [&](bool growing, RelayTail tail) {
+    RelayPlanner planner(timing, collective, model, growing, tail);
+    std::vector<RelayMessage> messages = planner.plan();
+    if (planner.finish() < best_finish) {
+      best = std::move(messages);
+      best_pool = std::move(planner.pool());
+      best_finish = planner.finish();
     }
-    Algorithm built = schedule.build("relay", model);
-    if (!best || built.collective_time < best->collective_time) best = std::move(built);
-    if (!planner.batches()) break;
+    return planner.batches();
+  };
+  if (plan(false, {})) {
+    plan(true, {});
+    // As many tail plans as kRelayPlanBudget allows, the most often fastest first.
+    const double deliveries = static_cast<double>(n - 1) * collective.num_chunks();
+    int more = static_cast<int>(kRelayPlanBudget / deliveries) - 2;
+    for (const int per_port : kTailSingles)
+      for (const bool to_the_end : {false, true})
+        for (const bool growing : {false, true})
+          if (more-- > 0) plan(growing, {per_port, to_the_end});
   }
-  return std::move(*best);
+  const auto& members = collective.members();
+  const bool reduce = collective.kind() == CollectiveKind::kReduce;
+  LogicalSchedule schedule(topology, timing, collective);
+  const auto last = static_cast<std::int64_t>(best.size()) - 1;
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    const RelayMessage& m = best[i];
+    const auto step = static_cast<std::int64_t>(i);
+    const std::span<const ChunkId> chunks(best_pool.data() + m.first,
+                                          static_cast<std::size_t>(m.count));
+    if (reduce)
+      schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
+    else
+      schedule.send(members[m.from], members[m.to], step, chunks);
+  }
+  return schedule.build("relay", model);
 }
 
 }  // namespace tacos::detail
