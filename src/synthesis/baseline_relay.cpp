@@ -466,15 +466,38 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
   // j chunks per NIC out one at a time, while they leave it or to the end. Where the list
   // schedule's tail falls moves by microseconds with such a change, in no order a rule could
   // follow (docs/quality.md), so the fastest plan is kept (the earlier on a tie), as the greedy
-  // keeps its best trial. Plans are ranked by their own times, which the simulator replays, and
-  // only the fastest is built.
+  // keeps its best trial. A Broadcast's plans are ranked by their own times, which the
+  // simulator replays, and only the fastest is built; a Reduce's reversals are built and timed,
+  // since a reversal's time does not follow its plan's.
+  const auto& members = collective.members();
+  const bool reduce = collective.kind() == CollectiveKind::kReduce;
+  auto build = [&](const std::vector<RelayMessage>& messages, const std::vector<ChunkId>& pool) {
+    LogicalSchedule schedule(topology, timing, collective);
+    const auto last = static_cast<std::int64_t>(messages.size()) - 1;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const RelayMessage& m = messages[i];
+      const auto step = static_cast<std::int64_t>(i);
+      const std::span<const ChunkId> chunks(pool.data() + m.first,
+                                            static_cast<std::size_t>(m.count));
+      if (reduce)
+        schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
+      else
+        schedule.send(members[m.from], members[m.to], step, chunks);
+    }
+    return schedule.build("relay", model);
+  };
   std::vector<RelayMessage> best;
   std::vector<ChunkId> best_pool;
+  std::optional<Algorithm> best_reduce;
   Time best_finish = std::numeric_limits<Time>::max();
   auto plan = [&](bool growing, RelayTail tail) {
     RelayPlanner planner(timing, collective, model, growing, tail);
     std::vector<RelayMessage> messages = planner.plan();
-    if (planner.finish() < best_finish) {
+    if (reduce) {
+      Algorithm built = build(messages, planner.pool());
+      if (!best_reduce || built.collective_time < best_reduce->collective_time)
+        best_reduce = std::move(built);
+    } else if (planner.finish() < best_finish) {
       best = std::move(messages);
       best_pool = std::move(planner.pool());
       best_finish = planner.finish();
@@ -491,21 +514,8 @@ Algorithm relay_baseline(const Topology& topology, const Topology& timing,
         for (const bool growing : {false, true})
           if (more-- > 0) plan(growing, {per_port, to_the_end});
   }
-  const auto& members = collective.members();
-  const bool reduce = collective.kind() == CollectiveKind::kReduce;
-  LogicalSchedule schedule(topology, timing, collective);
-  const auto last = static_cast<std::int64_t>(best.size()) - 1;
-  for (std::size_t i = 0; i < best.size(); ++i) {
-    const RelayMessage& m = best[i];
-    const auto step = static_cast<std::int64_t>(i);
-    const std::span<const ChunkId> chunks(best_pool.data() + m.first,
-                                          static_cast<std::size_t>(m.count));
-    if (reduce)
-      schedule.send(members[m.to], members[m.from], last - step, chunks, /*reduce=*/true);
-    else
-      schedule.send(members[m.from], members[m.to], step, chunks);
-  }
-  return schedule.build("relay", model);
+  if (reduce) return std::move(*best_reduce);
+  return build(best, best_pool);
 }
 
 }  // namespace tacos::detail
