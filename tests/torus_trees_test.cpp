@@ -127,14 +127,13 @@ TEST(TorusTrees, NotWhereItDoesNotApply) {
   EXPECT_EQ(reason("ring:4,ring:5", CollectiveKind::kReduce), "");
   EXPECT_EQ(reason("ring:4,fc:4", CollectiveKind::kBroadcast),
             "torus-trees needs both rings of the torus 3 NPUs long or more (ring:4,fc:4)");
-  EXPECT_EQ(reason("ring:4,ring:4,ring:4", CollectiveKind::kBroadcast),
-            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
-  EXPECT_EQ(reason("mesh2d:4x4", CollectiveKind::kBroadcast),
-            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
-  EXPECT_EQ(reason("torus3d:3x3x3", CollectiveKind::kReduce),
-            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
-  EXPECT_EQ(reason("ring:8", CollectiveKind::kBroadcast),
-            "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)");
+  for (const auto& [spec, kind] : {std::pair{"ring:4,ring:4,ring:4", CollectiveKind::kBroadcast},
+                                   std::pair{"mesh2d:4x4", CollectiveKind::kBroadcast},
+                                   std::pair{"torus3d:3x3x3", CollectiveKind::kReduce},
+                                   std::pair{"ring:8", CollectiveKind::kBroadcast}})
+    EXPECT_EQ(reason(spec, kind),
+              "torus-trees needs a 2D torus (such as torus2d:8x8 or ring:8,ring:8)")
+        << spec;
   EXPECT_EQ(reason("torus2d:2x4", CollectiveKind::kBroadcast),
             "torus-trees needs both rings of the torus 3 NPUs long or more (torus2d:2x4)");
   EXPECT_EQ(reason("torus2d:4x4", CollectiveKind::kBroadcast, {0, 1, 2, 3}),

@@ -86,7 +86,8 @@
 //                list schedule timed as it is made: whenever a port is free it sends the rarest
 //                chunk its NPU holds to the receiver lacking it with the least queueing on the
 //                way; a NIC only into a node that has none of the chunk, which spreads it over
-//                its NVSwitch (there up to two chunks a message). Reduce its time reversal.
+//                its NVSwitch (there up to two chunks a message, the fastest of several
+//                plans kept: batch families and tail plans). Reduce its time reversal.
 //  nvls          NCCL's NVLS on a reducing switch joined to every member (NVLink SHARP): each
 //                GPU pulls its shard reduced by the switch (ld_reduce), then stores it to every
 //                GPU through the switch (multimem.st); All-Reduce (both), Reduce-Scatter (the
